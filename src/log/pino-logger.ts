@@ -1,0 +1,56 @@
+import { pino, type DestinationStream } from 'pino';
+import type { LogFields, Logger, LogLevel } from './logger.js';
+import { redact, redactText } from './redact.js';
+
+/** Options of {@link createPinoLogger}. */
+export interface PinoLoggerOptions {
+  /** @default 'info' */
+  level?: LogLevel;
+  /** Where JSON lines go. @default stderr (fd 2) */
+  destination?: DestinationStream | number | string;
+  /** Fields on every line. */
+  base?: LogFields;
+}
+
+/**
+ * A {@link Logger} writing one JSON object per line through pino (stderr by default), with
+ * {@link redact} applied to every message and field so the API key cannot leak into logs.
+ */
+export function createPinoLogger(options: PinoLoggerOptions = {}): Logger {
+  const destination =
+    typeof options.destination === 'object'
+      ? options.destination
+      : pino.destination({ dest: options.destination ?? 2, sync: true });
+  const instance = pino(
+    { level: options.level ?? 'info', base: options.base ?? {}, timestamp: pino.stdTimeFunctions.isoTime },
+    destination,
+  );
+  return wrap(instance);
+}
+
+function wrap(instance: pino.Logger): Logger {
+  const emit = (level: 'error' | 'warn' | 'info' | 'debug', msg: string, fields?: LogFields): void => {
+    if (!instance.isLevelEnabled(level)) return;
+    instance[level](fields ? redact(serializeErrors(fields)) : {}, redactText(msg));
+  };
+  return {
+    error: (msg, fields) => emit('error', msg, fields),
+    warn: (msg, fields) => emit('warn', msg, fields),
+    info: (msg, fields) => emit('info', msg, fields),
+    debug: (msg, fields) => emit('debug', msg, fields),
+    child: (bindings) => wrap(instance.child(redact(bindings))),
+  };
+}
+
+function serializeErrors(fields: LogFields): LogFields {
+  const out: LogFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value instanceof Error) {
+      const code = (value as { code?: unknown }).code;
+      out[key] = { type: value.name, message: value.message, ...(code === undefined ? {} : { code }) };
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
