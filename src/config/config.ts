@@ -1,0 +1,54 @@
+import type { CanonicalFilter } from './defaults.js';
+import type { LogLevel } from '../log/logger.js';
+
+/** One step of a named pipeline, normalised. */
+export interface PipelineStepConfig {
+  type: 'sync' | 'export' | 'enrich' | 'snapshot';
+  /** Step options as given in the config (validated by the step when it runs). */
+  options: Readonly<Record<string, unknown>>;
+  /** Keep running the next steps when this one fails. @default false */
+  continueOnError: boolean;
+}
+
+/** A named pipeline (`run NAME`, `schedule`). */
+export interface PipelineConfig {
+  steps: readonly PipelineStepConfig[];
+  /** Cron expression, or null for "run by hand only". */
+  schedule: string | null;
+  /** IANA time zone of the cron expression. @default the machine's */
+  timezone: string | null;
+}
+
+/** Service connection settings. Never holds the API key (STYLE.md §4.4). */
+export interface ApiConfig {
+  /** Base URL ending in `/api/v1/igaming`, or null when not configured. */
+  baseUrl: string | null;
+  /** @default 30000 */
+  timeoutMs: number;
+  /** Retries of a safe request. @default 5 */
+  maxRetries: number;
+  /** Requests in flight at most. @default 8 */
+  concurrency: number;
+  /** Client-side rate limit. @default 10 */
+  requestsPerSecond: number;
+  /** First poll interval for runs and exports. @default 5000 */
+  pollIntervalMs: number;
+  /** Which header carries the key. @default 'x-api-key' */
+  authHeader: 'x-api-key' | 'bearer';
+  /** Canonical filter name → wire name; identity for names not listed. */
+  queryParams: Readonly<Partial<Record<CanonicalFilter, string>>>;
+}
+
+/** The loaded, normalised and frozen configuration. Safe to log: it holds no secret. */
+export interface Config {
+  api: Readonly<ApiConfig>;
+  database: Readonly<{ path: string }>;
+  exports: Readonly<{ dir: string }>;
+  snapshots: Readonly<{ dir: string; retainDates: number }>;
+  sync: Readonly<{ perPage: number; overlapMs: number; concurrency: number | null }>;
+  enrich: Readonly<{ budget: number; staleAfterMs: number; concurrency: number; strategy: string; waitMs: number }>;
+  log: Readonly<{ level: LogLevel }>;
+  pipelines: Readonly<Record<string, Readonly<PipelineConfig>>>;
+  /** The config file that was read, or null when only defaults/env/flags were used. */
+  sourcePath: string | null;
+}

@@ -1,0 +1,43 @@
+/**
+ * Every config default in one place (STYLE.md §4). `config.example.json` shows exactly these
+ * values and a unit test keeps the two in step.
+ */
+export const DEFAULT_CONFIG_FILE = 'config.json';
+
+/** The canonical filter names of `GET /domains` (PRODUCT.md "Filter names"). */
+export const CANONICAL_FILTERS = [
+  'jurisdiction',
+  'payment_category',
+  'game_provider',
+  'exclude_provider',
+  'exclude_payment_category',
+  'has_affiliate_programs',
+  'geo',
+  'enriched_after',
+  'per_page',
+  'page',
+] as const;
+export type CanonicalFilter = (typeof CANONICAL_FILTERS)[number];
+
+/** The defaults, in the shape of the config file. */
+export const DEFAULTS = {
+  api: {
+    baseUrl: null as string | null,
+    timeoutMs: 30_000,
+    maxRetries: 5,
+    concurrency: 8,
+    requestsPerSecond: 10,
+    pollIntervalMs: 5_000,
+    authHeader: 'x-api-key' as 'x-api-key' | 'bearer',
+    queryParams: {} as Partial<Record<CanonicalFilter, string>>,
+  },
+  database: { path: 'data/mirror.sqlite' },
+  exports: { dir: 'data/exports' },
+  snapshots: { dir: 'data/snapshots', retainDates: 0 },
+  sync: { perPage: 500, overlap: '1h', concurrency: null as number | null },
+  enrich: { budget: 100, staleAfter: '30d', concurrency: 4, strategy: 'full', wait: '30m' },
+  log: { level: 'info' },
+  pipelines: {
+    nightly: { steps: ['sync', 'snapshot'], schedule: '0 2 * * *' },
+  } as Record<string, { steps: unknown[]; schedule?: string | null; timezone?: string }>,
+};

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { CANONICAL_FILTERS } from './defaults.js';
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const duration = z.string().min(1);
+
+/** The steps a named pipeline can run (PRODUCT.md "pipelines.NAME.steps"). */
+export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot'] as const;
+
+const stepObject = z.strictObject({
+  type: z.enum(STEP_TYPES),
+  /** Options of the step, as the command's flags in camelCase (validated when the step runs). */
+  options: z.record(z.string(), z.unknown()).optional(),
+  continueOnError: z.boolean().optional(),
+});
+
+/** Strict schema of the config file: an unknown key or a wrong type is an error naming its path. */
+export const configFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  api: z
+    .strictObject({
+      baseUrl: z.string().nullable().optional(),
+      timeoutMs: positiveInt.optional(),
+      maxRetries: nonNegativeInt.optional(),
+      concurrency: positiveInt.optional(),
+      requestsPerSecond: z.number().positive().optional(),
+      pollIntervalMs: positiveInt.optional(),
+      authHeader: z.enum(['x-api-key', 'bearer']).optional(),
+      queryParams: z.partialRecord(z.enum(CANONICAL_FILTERS), z.string().min(1)).optional(),
+    })
+    .optional(),
+  database: z.strictObject({ path: z.string().min(1).optional() }).optional(),
+  exports: z.strictObject({ dir: z.string().min(1).optional() }).optional(),
+  snapshots: z
+    .strictObject({ dir: z.string().min(1).optional(), retainDates: nonNegativeInt.optional() })
+    .optional(),
+  sync: z
+    .strictObject({
+      perPage: positiveInt.max(500).optional(),
+      overlap: duration.optional(),
+      concurrency: positiveInt.nullable().optional(),
+    })
+    .optional(),
+  enrich: z
+    .strictObject({
+      budget: nonNegativeInt.optional(),
+      staleAfter: duration.optional(),
+      concurrency: positiveInt.optional(),
+      strategy: z.string().min(1).optional(),
+      wait: duration.optional(),
+    })
+    .optional(),
+  log: z.strictObject({ level: z.string().optional() }).optional(),
+  pipelines: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'pipeline names use letters, digits, - and _'),
+      z.strictObject({
+        steps: z.array(z.union([z.enum(STEP_TYPES), stepObject])).min(1),
+        schedule: z.string().nullable().optional(),
+        timezone: z.string().optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** The config file as written by a user, after schema validation. */
+export type ConfigFile = z.infer<typeof configFileSchema>;
