@@ -1,0 +1,31 @@
+export { COLUMN_TYPES, timestampMicros } from './column-spec.js';
+export type { ColumnSpec, ColumnType, TimestampUnit } from './column-spec.js';
+export { SnapshotSchemaError, SnapshotValueError, SnapshotWriteError } from './errors.js';
+export { DEFAULT_ROW_GROUP_SIZE, writeParquetFile } from './parquet-writer.js';
+export type {
+  ParquetCompression,
+  RowSource,
+  WriteParquetFileOptions,
+  WriteParquetFileResult,
+} from './parquet-writer.js';
+export {
+  MANIFESTS_DIR_NAME,
+  PART_FILE_NAME,
+  isSnapshotDate,
+  listSnapshotDates,
+  manifestPath,
+  partitionDir,
+  snapshotFilePath,
+  utcDate,
+} from './snapshot-layout.js';
+export { readSnapshotManifest, writeSnapshot } from './snapshot.js';
+export type {
+  ManifestColumn,
+  ManifestTable,
+  RemovedPartition,
+  SnapshotManifest,
+  SnapshotResult,
+  SnapshotTableInput,
+  SnapshotTableResult,
+  WriteSnapshotOptions,
+} from './snapshot.js';
