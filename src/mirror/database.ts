@@ -1,0 +1,182 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import type { Logger } from '../log/logger.js';
+import { noopLogger } from '../log/logger.js';
+import { DomainSyncError } from '../util/domain-sync-error.js';
+import { mirrorMigrationProvider } from './migrations/index.js';
+import type { MirrorSchema } from './schema.js';
+
+/** Options of {@link openMirror}. */
+export interface OpenMirrorOptions {
+  /** Receives open/migration events. @default noopLogger */
+  logger?: Logger;
+  /** Open read-only: no pragmas that write, no migrations; the file must exist. @default false */
+  readonly?: boolean;
+  /** Run pending migrations on open (ignored when `readonly`). @default true */
+  migrate?: boolean;
+  /** better-sqlite3 busy timeout: how long a write waits for another writer's lock. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * An open mirror database. Pipelines use the store functions of `src/mirror/store/` with it and
+ * never write SQL; `db` is there for typed ad-hoc reads.
+ */
+export interface Mirror {
+  /** Absolute path of the SQLite file. */
+  readonly path: string;
+  /** Typed kysely instance over the same connection. */
+  readonly db: Kysely<MirrorSchema>;
+  /** Whether the mirror was opened read-only. */
+  readonly readonly: boolean;
+  /** Logger given to {@link openMirror}. */
+  readonly logger: Logger;
+  /** Closes the connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The part of better-sqlite3 the store uses; kept out of the public `Mirror` type on purpose. */
+export interface MirrorInternals {
+  readonly sqlite: Database.Database;
+  /** Prepared statements by SQL text, built once per Mirror (LIBRARIES.md §2.2). */
+  readonly statements: Map<string, Database.Statement>;
+}
+
+const INTERNALS = new WeakMap<Mirror, MirrorInternals>();
+
+/** Result of {@link migrateMirror}. */
+export interface MigrateMirrorResult {
+  /** Names of the migrations applied by this call, in order. */
+  applied: string[];
+}
+
+/**
+ * Opens (creating if needed) the SQLite mirror at `path` and brings its schema to the latest
+ * migration.
+ *
+ * - Creates the parent directory.
+ * - Sets WAL, `synchronous=NORMAL`, `foreign_keys=ON` and a busy timeout.
+ * - A file that is not SQLite fails with `ERR_MIRROR_OPEN` naming the path; a failed migration
+ *   with `ERR_MIRROR_MIGRATION` naming the migration. Nothing stays open after a failure.
+ *
+ * Async because kysely's `Migrator` is.
+ */
+export async function openMirror(path: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
+  const logger = options.logger ?? noopLogger;
+  const readonly = options.readonly ?? false;
+  const absolute = path === ':memory:' ? path : resolve(path);
+  let sqlite: Database.Database;
+  try {
+    if (!readonly && absolute !== ':memory:') mkdirSync(dirname(absolute), { recursive: true });
+    sqlite = new Database(absolute, { readonly, fileMustExist: readonly });
+  } catch (error) {
+    throw new DomainSyncError(
+      'ERR_MIRROR_OPEN',
+      `cannot open mirror database ${absolute}: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  try {
+    // better-sqlite3 opens lazily: "file is not a database" only surfaces on the first statement,
+    // so the pragmas double as the format check.
+    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    if (!readonly) {
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+    }
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.prepare('SELECT count(*) FROM sqlite_schema').get();
+  } catch (error) {
+    sqlite.close();
+    throw new DomainSyncError(
+      'ERR_MIRROR_OPEN',
+      `cannot open mirror database ${absolute}: ${messageOf(error)} (is it an SQLite file?)`,
+      { cause: error },
+    );
+  }
+
+  const db = new Kysely<MirrorSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let closed = false;
+  const mirror: Mirror = {
+    path: absolute,
+    db,
+    readonly,
+    logger,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+      // kysely only closes the connection if it ever used it.
+      if (sqlite.open) sqlite.close();
+    },
+  };
+  INTERNALS.set(mirror, { sqlite, statements: new Map() });
+
+  if (!readonly && options.migrate !== false) {
+    try {
+      await migrateMirror(mirror);
+    } catch (error) {
+      await mirror.close();
+      throw error;
+    }
+  }
+  logger.debug('mirror opened', { path: absolute, readonly });
+  return mirror;
+}
+
+/**
+ * Applies every pending migration. Never partially applies one: kysely runs each migration in a
+ * transaction. Throws `ERR_MIRROR_MIGRATION` naming the failed migration and the database.
+ */
+export async function migrateMirror(mirror: Mirror): Promise<MigrateMirrorResult> {
+  const migrator = new Migrator({ db: mirror.db, provider: mirrorMigrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  if (error !== undefined) {
+    const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName;
+    throw new DomainSyncError(
+      'ERR_MIRROR_MIGRATION',
+      `migration ${failed ?? '(before any migration)'} of mirror ${mirror.path} failed: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+  for (const name of applied)
+    mirror.logger.info('mirror migration applied', { migration: name, path: mirror.path });
+  return { applied };
+}
+
+/**
+ * The better-sqlite3 handle and statement cache behind a mirror. For `src/mirror/` only: the
+ * index does not re-export it.
+ */
+export function mirrorInternals(mirror: Mirror): MirrorInternals {
+  const internals = INTERNALS.get(mirror);
+  if (internals === undefined || !internals.sqlite.open) {
+    throw new DomainSyncError('ERR_MIRROR_CLOSED', `mirror ${mirror.path} is closed`);
+  }
+  return internals;
+}
+
+/** A statement prepared once per mirror and cached by its SQL text. */
+export function cachedStatement(mirror: Mirror, sqlText: string): Database.Statement {
+  const internals = mirrorInternals(mirror);
+  let statement = internals.statements.get(sqlText);
+  if (statement === undefined) {
+    statement = internals.sqlite.prepare(sqlText);
+    internals.statements.set(sqlText, statement);
+  }
+  return statement;
+}
+
+/** Runs `fn` in one better-sqlite3 transaction (rolled back if it throws). */
+export function inTransaction<T>(mirror: Mirror, fn: () => T): T {
+  return mirrorInternals(mirror).sqlite.transaction(fn)();
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,100 @@
+/*
+ * What the store accepts, written from api-spec.md ("Resources and their fields") with the wire
+ * names unchanged. The mirror never imports src/api: these types match the wire shapes
+ * structurally, so the client's own types (with more fields) are accepted as they are. Fields the
+ * spec marks as always present are still optional or nullable here where a missing value can be
+ * stored as NULL without ambiguity.
+ */
+
+/** A number from the wire, or a bigint for values above 2^53. */
+export type IntegerInput = number | bigint;
+
+/** An item of `GET /domains` (api-spec.md "Domain summary"). */
+export interface DomainSummaryInput {
+  domain_normalized: string;
+  company_name?: string | null;
+  last_enriched_at?: string | null;
+}
+
+/** A licence of a profile (api-spec.md "Licence"). */
+export interface LicenceInput {
+  jurisdiction: string;
+  license_number: string;
+  status?: string | null;
+  source_url?: string | null;
+  first_seen_at?: string | null;
+  last_confirmed_at?: string | null;
+}
+
+/** A payment method of a profile (api-spec.md "Payment method"). */
+export interface PaymentMethodInput {
+  normalized_name: string;
+  category?: string | null;
+  confidence?: string | null;
+  first_seen_at?: string | null;
+  last_confirmed_at?: string | null;
+}
+
+/** The `data` object of `GET /domains/:domain` (api-spec.md "Domain profile"). */
+export interface DomainProfileInput {
+  domain?: string | null;
+  domain_normalized: string;
+  status?: string | null;
+  last_enriched_at?: string | null;
+  operator?: {
+    name?: string | null;
+    legal_entity_name?: string | null;
+    country_of_incorporation?: string | null;
+  } | null;
+  brand?: { name?: string | null; slug?: string | null } | null;
+  /** Absent = section not requested (existing licences are left alone); `[]` = none. */
+  licenses?: readonly LicenceInput[] | null;
+  /** Absent = section not requested (existing payment methods are left alone); `[]` = none. */
+  payment_methods?: readonly PaymentMethodInput[] | null;
+  game_providers?: unknown;
+  affiliate_programs?: unknown;
+  geo?: unknown;
+  related_domains?: unknown;
+  meta?: {
+    freshness_age_seconds?: IntegerInput | null;
+    served_from_cache?: boolean | null;
+    billable?: boolean | null;
+    observed_at?: string | null;
+  } | null;
+}
+
+/** An enrichment run (api-spec.md "Enrichment run"), as polled from `GET /enrichment_runs/:id`. */
+export interface EnrichmentRunInput {
+  id: IntegerInput;
+  status: string;
+  domain?: string | null;
+  strategy?: string | null;
+  started_at?: string | null;
+  completed_at?: string | null;
+  enrichment?: {
+    domain_normalized?: string | null;
+    status?: string | null;
+    last_enriched_at?: string | null;
+  } | null;
+  error_details?: { error?: string | null; error_type?: string | null } | null;
+}
+
+/** An export (api-spec.md "Export"), as polled from `GET /exports/:id`. */
+export interface ExportInput {
+  id: IntegerInput;
+  status: string;
+  format?: string | null;
+  download_url?: string | null;
+  total_rows?: IntegerInput | null;
+  credits_used?: IntegerInput | null;
+  expires_at?: string | null;
+}
+
+/** The account (api-spec.md "Account"). */
+export interface AccountInput {
+  plan?: string | null;
+  credits_granted?: IntegerInput | null;
+  credits_used?: IntegerInput | null;
+  credits_reserved?: IntegerInput | null;
+  available_credits?: IntegerInput | null;
+}

@@ -1,0 +1,15 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m0001 from './0001_initial.js';
+
+/**
+ * Every migration of the mirror, by name, in order. Listed in code (not read from a folder at
+ * run time) so the built package and the tests see exactly the same set (STYLE.md §8).
+ */
+export const MIRROR_MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001_initial': m0001,
+});
+
+/** A kysely `MigrationProvider` over {@link MIRROR_MIGRATIONS}. */
+export const mirrorMigrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve({ ...MIRROR_MIGRATIONS }),
+};

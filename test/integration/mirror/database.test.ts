@@ -1,0 +1,101 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { migrateMirror, openMirror } from '../../../src/mirror/database.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+describe('openMirror', () => {
+  it('creates the parent directory, sets the pragmas and migrates a fresh file', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'nested', 'deeper', 'mirror.sqlite');
+    const mirror = await openMirror(path);
+    try {
+      expect(mirror.path).toBe(path);
+      const mode = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(mirror.db);
+      expect(mode.rows[0]!.journal_mode).toBe('wal');
+      const fk = await sql<{ foreign_keys: number }>`PRAGMA foreign_keys`.execute(mirror.db);
+      expect(fk.rows[0]!.foreign_keys).toBe(1);
+      const tables = await sql<{
+        name: string;
+      }>`SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')`.execute(mirror.db);
+      const names = tables.rows.map((r) => r.name);
+      for (const t of [
+        'domains',
+        'licenses',
+        'payment_methods',
+        'domain_sections',
+        'enrichment_runs',
+        'exports',
+        'pipeline_runs',
+        'sync_state',
+        'credit_ledger',
+        'account_snapshots',
+        'v_domain_overview',
+        'v_licence_changes',
+        'v_stale_domains',
+        'v_credits_per_day',
+      ]) {
+        expect(names).toContain(t);
+      }
+    } finally {
+      await mirror.close();
+    }
+  });
+
+  it('re-opens an existing mirror without applying anything again', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    await (await openMirror(path)).close();
+    const mirror = await openMirror(path);
+    try {
+      expect((await migrateMirror(mirror)).applied).toEqual([]);
+    } finally {
+      await mirror.close();
+      await mirror.close(); // idempotent
+    }
+  });
+
+  it('opens read-only without migrating', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    await (await openMirror(path)).close();
+    const mirror = await openMirror(path, { readonly: true });
+    try {
+      const rows = await mirror.db.selectFrom('domains').selectAll().execute();
+      expect(rows).toEqual([]);
+    } finally {
+      await mirror.close();
+    }
+  });
+
+  it('rejects a file that is not SQLite with ERR_MIRROR_OPEN naming the path', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'not-a-db.sqlite');
+    await writeFile(path, 'this is definitely not an sqlite database file, just some text '.repeat(20));
+    await expect(openMirror(path)).rejects.toMatchObject({
+      code: 'ERR_MIRROR_OPEN',
+      message: expect.stringContaining(path),
+    });
+  });
+
+  it('reports a missing file in read-only mode with ERR_MIRROR_OPEN', async () => {
+    const dir = await tempDir();
+    await expect(openMirror(join(dir, 'missing.sqlite'), { readonly: true })).rejects.toMatchObject({
+      code: 'ERR_MIRROR_OPEN',
+    });
+  });
+
+  it('reports a broken schema as ERR_MIRROR_MIGRATION', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    // A table that the first migration also creates makes it fail.
+    const pre = await openMirror(path, { migrate: false });
+    await sql`CREATE TABLE domains (x TEXT)`.execute(pre.db);
+    await pre.close();
+    await expect(openMirror(path)).rejects.toMatchObject({
+      code: 'ERR_MIRROR_MIGRATION',
+      message: expect.stringContaining('0001_initial'),
+    });
+  });
+});

@@ -1,0 +1,272 @@
+import { describe, expect, it } from 'vitest';
+import {
+  classifySummaries,
+  markUnlisted,
+  upsertDomainSummaries,
+  upsertProfiles,
+} from '../../../src/mirror/store/domains.js';
+import { licence, paymentMethod, profile, summary } from './builders.js';
+import { tempMirror, totalChanges } from './helpers.js';
+
+const T1 = '2025-04-01T00:00:00.000Z';
+const T2 = '2025-04-02T00:00:00.000Z';
+const T3 = '2025-04-03T00:00:00.000Z';
+
+describe('upsertProfiles', () => {
+  it('writes domain, licences, payment methods and sections, and a second identical upsert rewrites nothing', async () => {
+    const mirror = await tempMirror();
+    const first = upsertProfiles(mirror, [profile('a.example'), profile('b.example')], { syncedAt: T1 });
+    expect(first).toMatchObject({
+      profiles: 2,
+      domains: { inserted: 2, updated: 0, unchanged: 0 },
+      licencesAdded: 2,
+      paymentMethodsAdded: 4,
+      sectionsWritten: 8,
+    });
+
+    const before = await totalChanges(mirror);
+    const second = upsertProfiles(mirror, [profile('a.example'), profile('b.example')], { syncedAt: T2 });
+    expect(await totalChanges(mirror)).toBe(before);
+    expect(second).toMatchObject({
+      domains: { inserted: 0, updated: 0, unchanged: 2 },
+      licencesAdded: 0,
+      licencesChanged: 0,
+      paymentMethodsAdded: 0,
+      sectionsWritten: 0,
+    });
+
+    const row = await mirror.db
+      .selectFrom('domains')
+      .selectAll()
+      .where('domain_normalized', '=', 'a.example')
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      operator_name: 'Acme Gaming',
+      operator_country: 'MT',
+      brand_slug: 'acme',
+      status: 'enriched',
+      served_from_cache: 0,
+      freshness_age_seconds: 3600,
+      profile_synced_at: T1,
+      first_synced_at: T1,
+    });
+    expect(JSON.parse(row.raw_profile!)).toMatchObject({ domain: 'a.example' });
+  });
+
+  it('only meta changed: no row rewritten', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+    const before = await totalChanges(mirror);
+    upsertProfiles(
+      mirror,
+      [profile('a.example', { meta: { freshness_age_seconds: 99999, observed_at: '2025-05-01T00:00:00Z' } })],
+      { syncedAt: T2 },
+    );
+    expect(await totalChanges(mirror)).toBe(before);
+  });
+
+  it('keeps history: removed payment method gets removed_at, comes back cleared; an absent section removes nothing', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+
+    const r2 = upsertProfiles(mirror, [profile('a.example', { payment_methods: [paymentMethod()] })], {
+      syncedAt: T2,
+    });
+    expect(r2.paymentMethodsRemoved).toBe(1);
+    const removed = await mirror.db
+      .selectFrom('payment_methods')
+      .selectAll()
+      .where('normalized_name', '=', 'bitcoin')
+      .executeTakeFirstOrThrow();
+    expect(removed.removed_at).toBe(T2);
+
+    // Sections not requested: nothing is removed.
+    const { licenses: _l, payment_methods: _p, ...bare } = profile('a.example');
+    const r3 = upsertProfiles(mirror, [bare], { syncedAt: T3 });
+    expect(r3.paymentMethodsRemoved + r3.licencesRemoved).toBe(0);
+    const active = await mirror.db.selectFrom('licenses').select('removed_at').execute();
+    expect(active).toEqual([{ removed_at: null }]);
+
+    const r4 = upsertProfiles(mirror, [profile('a.example')], { syncedAt: T3 });
+    expect(r4.paymentMethodsRestored).toBe(1);
+    const back = await mirror.db
+      .selectFrom('payment_methods')
+      .selectAll()
+      .where('normalized_name', '=', 'bitcoin')
+      .executeTakeFirstOrThrow();
+    expect(back.removed_at).toBeNull();
+    expect(back.mirror_first_seen_at).toBe(T1);
+
+    const log = await mirror.db
+      .selectFrom('v_payment_method_changes')
+      .select(['normalized_name', 'change', 'changed_at'])
+      .where('normalized_name', '=', 'bitcoin')
+      .orderBy('changed_at')
+      .execute();
+    expect(log.map((e) => e.change)).toEqual(['added', 'removed', 'restored']);
+  });
+
+  it('an empty licence list removes every licence; a changed status is logged', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(
+      mirror,
+      [
+        profile('a.example', {
+          licenses: [licence(), licence({ jurisdiction: 'ukgc', license_number: '000-1' })],
+        }),
+      ],
+      { syncedAt: T1 },
+    );
+    const r2 = upsertProfiles(
+      mirror,
+      [
+        profile('a.example', {
+          licenses: [
+            licence({ status: 'suspended' }),
+            licence({ jurisdiction: 'ukgc', license_number: '000-1' }),
+          ],
+        }),
+      ],
+      { syncedAt: T2 },
+    );
+    expect(r2.licencesChanged).toBe(1);
+    const r3 = upsertProfiles(mirror, [profile('a.example', { licenses: [] })], { syncedAt: T3 });
+    expect(r3.licencesRemoved).toBe(2);
+    const changes = await mirror.db
+      .selectFrom('v_licence_changes')
+      .selectAll()
+      .where('jurisdiction', '=', 'mga')
+      .orderBy('changed_at')
+      .execute();
+    expect(changes.map((c) => [c.change, c.old_status, c.new_status])).toEqual([
+      ['added', null, 'active'],
+      ['changed', 'active', 'suspended'],
+      ['removed', 'suspended', 'suspended'],
+    ]);
+  });
+
+  it('keeps company_name from the listing across profile upserts', async () => {
+    const mirror = await tempMirror();
+    upsertDomainSummaries(mirror, [summary('a.example', { company_name: 'Listed Co' })], { listedAt: T1 });
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T2 });
+    upsertProfiles(
+      mirror,
+      [profile('a.example', { status: 'enriched', brand: { name: 'New', slug: 'new' } })],
+      { syncedAt: T3 },
+    );
+    const row = await mirror.db.selectFrom('domains').selectAll().executeTakeFirstOrThrow();
+    expect(row.company_name).toBe('Listed Co');
+    expect(row.brand_name).toBe('New');
+    expect(row.listing_last_enriched_at).toBe('2025-03-01T10:00:00.000Z');
+  });
+
+  it('normalises timestamps ("+00:00", no milliseconds) and keeps Unicode domains as given', async () => {
+    const mirror = await tempMirror();
+    const unicode = 'bücher-casino.de';
+    upsertProfiles(
+      mirror,
+      [
+        profile(unicode, {
+          last_enriched_at: '2025-03-01T12:00:00+02:00',
+          licenses: [licence({ first_seen_at: '2024-01-01T00:00:00+00:00' })],
+        }),
+      ],
+      { syncedAt: '2025-04-01T00:00:00+00:00' },
+    );
+    const row = await mirror.db.selectFrom('domains').selectAll().executeTakeFirstOrThrow();
+    expect(row.domain_normalized).toBe(unicode);
+    expect(row.last_enriched_at).toBe('2025-03-01T10:00:00.000Z');
+    expect(row.profile_synced_at).toBe(T1);
+    const lic = await mirror.db.selectFrom('licenses').selectAll().executeTakeFirstOrThrow();
+    expect(lic.first_seen_at).toBe('2024-01-01T00:00:00.000Z');
+    expect(lic.domain_normalized).toBe(unicode);
+  });
+
+  it('rejects a bad timestamp naming the field, and writes nothing of the batch', async () => {
+    const mirror = await tempMirror();
+    const bad = profile('b.example', {
+      payment_methods: [paymentMethod({ last_confirmed_at: 'yesterday' })],
+    });
+    const before = await totalChanges(mirror);
+    expect(() => upsertProfiles(mirror, [profile('a.example'), bad], { syncedAt: T1 })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_MIRROR_INPUT',
+        message: expect.stringContaining('profiles[1] (b.example).payment_methods[0].last_confirmed_at'),
+      }),
+    );
+    expect(await mirror.db.selectFrom('domains').selectAll().execute()).toEqual([]);
+    expect(await totalChanges(mirror)).toBe(before);
+  });
+});
+
+describe('upsertDomainSummaries and classifySummaries', () => {
+  it('counts inserted / updated / unchanged and never clobbers profile columns', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+    const r = upsertDomainSummaries(mirror, [summary('a.example'), summary('b.example')], { listedAt: T2 });
+    expect(r).toEqual({ inserted: 1, updated: 1, unchanged: 0 });
+    const r2 = upsertDomainSummaries(mirror, [summary('a.example'), summary('b.example')], { listedAt: T3 });
+    expect(r2).toEqual({ inserted: 0, updated: 0, unchanged: 2 });
+    const a = await mirror.db
+      .selectFrom('domains')
+      .selectAll()
+      .where('domain_normalized', '=', 'a.example')
+      .executeTakeFirstOrThrow();
+    expect(a).toMatchObject({
+      operator_name: 'Acme Gaming',
+      profile_synced_at: T1,
+      last_listed_at: T3,
+      company_name: 'Acme Gaming Ltd',
+      first_synced_at: T1,
+    });
+  });
+
+  it('classifies new, changed (different or no profile) and unchanged', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(mirror, [profile('same.example'), profile('moved.example')], { syncedAt: T1 });
+    upsertDomainSummaries(mirror, [summary('listed-only.example')], { listedAt: T1 });
+    const c = classifySummaries(mirror, [
+      summary('same.example', { last_enriched_at: '2025-03-01T10:00:00+00:00' }),
+      summary('moved.example', { last_enriched_at: '2025-03-09T10:00:00Z' }),
+      summary('listed-only.example'),
+      summary('fresh.example'),
+    ]);
+    expect(c.new.map((s) => s.domain_normalized)).toEqual(['fresh.example']);
+    expect(c.changed.map((s) => s.domain_normalized).sort()).toEqual([
+      'listed-only.example',
+      'moved.example',
+    ]);
+    expect(c.unchanged.map((s) => s.domain_normalized)).toEqual(['same.example']);
+  });
+});
+
+describe('markUnlisted', () => {
+  it('marks domains not listed since the run started, and a later listing clears the mark', async () => {
+    const mirror = await tempMirror();
+    upsertDomainSummaries(mirror, [summary('a.example'), summary('b.example')], { listedAt: T1 });
+    upsertDomainSummaries(mirror, [summary('a.example')], { listedAt: T2 });
+    expect(markUnlisted(mirror, { jurisdiction: 'mga' }, { listedAt: T2, runStartedAt: T2 })).toEqual({
+      marked: 0,
+      skipped: 'filtered_listing',
+    });
+    expect(markUnlisted(mirror, undefined, { listedAt: T3, runStartedAt: T3 })).toEqual({
+      marked: 0,
+      skipped: 'empty_listing',
+    });
+    expect(markUnlisted(mirror, {}, { listedAt: T2, runStartedAt: T2 })).toEqual({ marked: 1 });
+    const b = await mirror.db
+      .selectFrom('domains')
+      .select(['unlisted_at'])
+      .where('domain_normalized', '=', 'b.example')
+      .executeTakeFirstOrThrow();
+    expect(b.unlisted_at).toBe(T2);
+    const again = upsertDomainSummaries(mirror, [summary('b.example')], { listedAt: T3 });
+    expect(again.updated).toBe(1);
+    const b2 = await mirror.db
+      .selectFrom('domains')
+      .select(['unlisted_at'])
+      .where('domain_normalized', '=', 'b.example')
+      .executeTakeFirstOrThrow();
+    expect(b2.unlisted_at).toBeNull();
+  });
+});
