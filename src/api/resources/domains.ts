@@ -1,0 +1,55 @@
+import { InvalidArgumentError } from '../errors.js';
+import { toWireQueryEntries } from '../filters.js';
+import type { DomainFilters } from '../filters.js';
+import type { ApiTransport } from '../transport.js';
+import { buildQuery, pathSegment } from '../urls.js';
+import { DomainProfileResponseSchema, DomainSearchResponseSchema, parseWire } from '../wire.js';
+import type { DomainProfile, DomainSearchPage, ProfileSection } from '../wire.js';
+
+/** Options of a single request. */
+export interface RequestOptions {
+  /** Cancels the request, its wait for a slot and its retries. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Options of {@link getDomain}. */
+export interface GetDomainOptions extends RequestOptions {
+  /**
+   * Sections to include, sent as repeated `include[]` (api-spec.md "GET /domains/:domain").
+   * @default all sections (the parameter is not sent)
+   */
+  include?: readonly ProfileSection[] | undefined;
+}
+
+/**
+ * `GET /domains` (0 credits): one page of the search. Filters use canonical names and are sent
+ * under their configured wire names (`page` and `per_page` included). `per_page` above 500 is
+ * refused before sending. Unknown response fields are kept.
+ */
+export async function searchDomains(
+  transport: ApiTransport,
+  filters: DomainFilters = {},
+  options: RequestOptions = {},
+): Promise<DomainSearchPage> {
+  const query = buildQuery(toWireQueryEntries(filters, (name) => transport.wireName(name)));
+  const url = transport.url('/domains', query);
+  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  return parseWire(DomainSearchResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+}
+
+/**
+ * `GET /domains/:domain` (0 credits): the profile of one domain. The domain is percent-encoded
+ * as UTF-8 in the path, so Unicode domains work. A domain not in the database gives
+ * `NotFoundError` (`ERR_NOT_FOUND`).
+ */
+export async function getDomain(
+  transport: ApiTransport,
+  domain: string,
+  options: GetDomainOptions = {},
+): Promise<DomainProfile> {
+  if (typeof domain !== 'string' || domain.trim() === '') throw new InvalidArgumentError('domain must be a non-empty string');
+  const query = options.include ? buildQuery([['include[]', options.include]]) : '';
+  const url = transport.url(`/domains/${pathSegment(domain)}`, query);
+  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  return parseWire(DomainProfileResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+}

@@ -1,0 +1,151 @@
+import { InvalidArgumentError } from '../errors.js';
+import { pollUntilSettled } from '../poll.js';
+import type { PollOptions } from '../poll.js';
+import type { ApiTransport } from '../transport.js';
+import type { ResolvedUrl } from '../urls.js';
+import { pathSegment } from '../urls.js';
+import {
+  EnrichmentCachedResponseSchema,
+  EnrichmentRunResponseSchema,
+  EnrichmentStartedResponseSchema,
+  parseWire,
+} from '../wire.js';
+import type { EnrichmentRun, Known } from '../wire.js';
+import type { RequestOptions } from './domains.js';
+
+/** Body of `POST /enrichments`. */
+export interface StartEnrichmentParams {
+  /** Domain to enrich. */
+  domain: string;
+  /**
+   * Enrichment strategy; allowed values are "not shown" in api-spec.md.
+   * @default not sent (the service's default is `full`)
+   */
+  strategy?: string | undefined;
+}
+
+/** A 200 answer: a recent enrichment exists; no run was started and nothing was billed. */
+export interface EnrichmentCached {
+  kind: 'cached';
+  /** Domain as the service named it. */
+  domain: string;
+  /** Profile status (`enriched`). */
+  status: Known<'enriched'> | null | undefined;
+  /** Time of the cached enrichment, as sent. */
+  last_enriched_at: string | null | undefined;
+  /** `served_from_cache` (true) and `billable` (false), plus unknown fields. */
+  meta: Record<string, unknown> | null | undefined;
+  /** The whole validated `data` object, unknown fields included. */
+  raw: Record<string, unknown>;
+}
+
+/** A 202 answer: a run was started and billed (10 credits, api-spec.md "POST /enrichments"). */
+export interface EnrichmentStarted {
+  kind: 'started';
+  /** `enrichment_run_id`: record it at once; it is how the run is resumed. */
+  runId: number;
+  /** `poll_url` as sent (a path or URL; followed only on the base URL's origin). */
+  pollUrl: string;
+  /** `billable` (true per spec; false if the service says so). */
+  billable: boolean;
+  /** The whole validated `data` object, unknown fields included. */
+  raw: Record<string, unknown>;
+}
+
+/** Result of `startEnrichment`: a 200 (cached) or a 202 (started). */
+export type StartEnrichmentResult = EnrichmentCached | EnrichmentStarted;
+
+/**
+ * `POST /enrichments`: starts a run (10 credits) or returns the cached result (0 credits). The
+ * status decides: 202 is a new run, 200 cached (api-spec.md "POST /enrichments").
+ *
+ * Credit-costing, so never retried blindly: it is retried only after a refusal (429 other than
+ * `quota_exceeded`) or a connection that was never made. An ambiguous failure (5xx, reset or
+ * timeout after sending, truncated body) throws `OutcomeUnknownError` (`ERR_OUTCOME_UNKNOWN`),
+ * exhausted credits `QuotaExceededError`. If aborted after sending, the outcome is also unknown.
+ */
+export async function startEnrichment(
+  transport: ApiTransport,
+  params: StartEnrichmentParams,
+  options: RequestOptions = {},
+): Promise<StartEnrichmentResult> {
+  if (typeof params?.domain !== 'string' || params.domain.trim() === '') {
+    throw new InvalidArgumentError('startEnrichment: domain must be a non-empty string');
+  }
+  const body: Record<string, string> = { domain: params.domain };
+  if (params.strategy !== undefined) body.strategy = params.strategy;
+  const url = transport.url('/enrichments');
+  const response = await transport.requestJson({ method: 'POST', url, body, safety: 'credit', signal: options.signal });
+  const looksStarted =
+    response.status === 202 ||
+    (response.status !== 200 &&
+      typeof response.body === 'object' &&
+      response.body !== null &&
+      typeof (response.body as { data?: { enrichment_run_id?: unknown } }).data?.enrichment_run_id !== 'undefined');
+  if (looksStarted) {
+    const data = parseWire(EnrichmentStartedResponseSchema, response.body, 'POST', url.endpointPath, response.status).data;
+    return { kind: 'started', runId: data.enrichment_run_id, pollUrl: data.poll_url, billable: data.billable ?? true, raw: data };
+  }
+  const data = parseWire(EnrichmentCachedResponseSchema, response.body, 'POST', url.endpointPath, response.status).data;
+  return {
+    kind: 'cached',
+    domain: data.domain,
+    status: data.status,
+    last_enriched_at: data.last_enriched_at,
+    meta: data.meta,
+    raw: data,
+  };
+}
+
+function runUrl(transport: ApiTransport, idOrPollUrl: number | string): ResolvedUrl {
+  if (typeof idOrPollUrl === 'number' || /^\d+$/.test(idOrPollUrl)) {
+    return transport.url(`/enrichment_runs/${pathSegment(idOrPollUrl)}`);
+  }
+  return transport.resolveUrl(idOrPollUrl);
+}
+
+/**
+ * `GET /enrichment_runs/:id` (0 credits): a run in any state. Takes the run id or its
+ * `poll_url`; a `poll_url` on another origin throws `ForeignOriginError` without a request. An
+ * unknown id is `NotFoundError` (the spec does not show that response; see docs/simulator.md).
+ */
+export async function getEnrichmentRun(
+  transport: ApiTransport,
+  idOrPollUrl: number | string,
+  options: RequestOptions = {},
+): Promise<EnrichmentRun> {
+  const url = runUrl(transport, idOrPollUrl);
+  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  return parseWire(EnrichmentRunResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+}
+
+/** Whether a run reached a final state (`completed` or `failed`; api-spec.md "States"). */
+export function isRunSettled(run: Pick<EnrichmentRun, 'status'>): boolean {
+  return run.status === 'completed' || run.status === 'failed';
+}
+
+/**
+ * Polls a run until it is `completed` or `failed` and returns it, failed runs included. Any
+ * other status (`pending` or one not known today) counts as in progress until the deadline,
+ * then `PollTimeoutError`. Cancellable through `signal`.
+ */
+export function waitForEnrichmentRun(
+  transport: ApiTransport,
+  idOrPollUrl: number | string,
+  options: Required<Pick<PollOptions<EnrichmentRun>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
+    PollOptions<EnrichmentRun>,
+): Promise<EnrichmentRun> {
+  // Resolve once up front: a foreign poll_url fails before the first request.
+  const url = runUrl(transport, idOrPollUrl);
+  return pollUntilSettled(
+    {
+      subject: `enrichment run ${String(idOrPollUrl)}`,
+      fetch: (signal) => getEnrichmentRun(transport, url.pathAndQuery, { signal }),
+      isSettled: isRunSettled,
+      statusOf: (run) => run.status,
+      now: () => transport.now(),
+      sleep: (ms, signal) => transport.sleep(ms, signal),
+    },
+    options,
+  );
+}

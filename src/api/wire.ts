@@ -1,0 +1,299 @@
+import { z } from 'zod';
+import { normalizeTimestamp } from '../util/time.js';
+import { ProtocolError } from './errors.js';
+
+/**
+ * Response schemas of the Domain Enrichment Service (api-spec.md "Resources and their fields")
+ * and the types inferred from them. Wire names stay snake_case (STYLE.md section 8).
+ *
+ * Tolerance rules, applied everywhere:
+ * - Unknown fields are kept (`z.looseObject`), so a newer service loses nothing on its way to
+ *   the mirror.
+ * - Enum-like fields accept any string; their types list the known values plus `string`.
+ * - Timestamps must be ISO 8601-like (offsets such as `+00:00` and missing milliseconds are
+ *   accepted) but are NOT normalised here: the raw string is passed on and the mirror normalises
+ *   (PRODUCT.md "Behaviour details"). Use `normalizeTimestamp` from `src/util/time.js`.
+ * - Optional parts may be `null` or missing (`nullish`), since realistic data has gaps; the
+ *   fields a caller cannot do without (`domain_normalized` of a search item,
+ *   `enrichment_run_id` of a 202, ids and statuses) are required, and their absence is a
+ *   {@link ProtocolError} naming the endpoint and field path.
+ */
+
+/** A string-literal union that also admits values not known today. */
+export type Known<T extends string> = T | (string & {});
+
+function known<const T extends readonly string[]>(_values: T) {
+  // The values document the type; any string is accepted at run time (unknown enum values).
+  return z.string().transform((value) => value as Known<T[number]>);
+}
+
+/** An ISO 8601-like timestamp string, kept as sent. */
+export const TimestampSchema = z
+  .string()
+  .refine((value) => normalizeTimestamp(value) !== null, { message: 'expected an ISO 8601 timestamp' });
+
+const optionalString = z.string().nullish();
+const optionalTimestamp = TimestampSchema.nullish();
+const optionalInt = z.number().int().nullish();
+const optionalBool = z.boolean().nullish();
+
+/** Licence jurisdictions used as filter values (api-spec.md "Licence"). */
+export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
+/** Payment categories (api-spec.md "Payment method"). */
+export const PAYMENT_CATEGORIES = ['card', 'crypto', 'ewallet', 'bank_transfer', 'open_banking', 'local_apm'] as const;
+/** Known enrichment run statuses (api-spec.md "States and transitions"). */
+export const RUN_STATUSES = ['pending', 'completed', 'failed'] as const;
+/** Profile sections that `include[]` can request (api-spec.md "GET /domains/:domain"). */
+export const PROFILE_SECTIONS = [
+  'licenses',
+  'payment_methods',
+  'game_providers',
+  'affiliate_programs',
+  'geo',
+  'related_domains',
+] as const;
+/** A profile section name. */
+export type ProfileSection = Known<(typeof PROFILE_SECTIONS)[number]>;
+
+/** Envelope of every success response: `success`, `data`, optional `message`. */
+function envelope<T extends z.ZodType>(data: T) {
+  return z.looseObject({
+    // The spec says `success` is true on success; its absence is tolerated, the status decides.
+    success: z.boolean().optional(),
+    message: z.string().nullish(),
+    data,
+  });
+}
+
+/** Item of `GET /domains` (api-spec.md "Domain summary"). */
+export const DomainSummarySchema = z.looseObject({
+  domain_normalized: z.string(),
+  company_name: optionalString,
+  last_enriched_at: optionalTimestamp,
+});
+/** Item of `GET /domains`. */
+export type DomainSummary = z.infer<typeof DomainSummarySchema>;
+
+/** `data` of `GET /domains`. */
+export const DomainSearchDataSchema = z.looseObject({
+  domains: z.array(DomainSummarySchema),
+  total: z.number().int(),
+  page: z.number().int(),
+  per_page: z.number().int(),
+});
+/** One page of `GET /domains`: `{ domains, total, page, per_page }` plus unknown fields. */
+export type DomainSearchPage = z.infer<typeof DomainSearchDataSchema>;
+/** Response envelope of `GET /domains`. */
+export const DomainSearchResponseSchema = envelope(DomainSearchDataSchema);
+
+/** `operator` of a profile; `legal_entity_name` may be null in real data. */
+export const OperatorSchema = z.looseObject({
+  name: optionalString,
+  legal_entity_name: optionalString,
+  country_of_incorporation: optionalString,
+});
+/** `brand` of a profile. */
+export const BrandSchema = z.looseObject({ name: optionalString, slug: optionalString });
+
+/** A licence (api-spec.md "Licence"); only `status` `active` is shown, others accepted. */
+export const LicenceSchema = z.looseObject({
+  jurisdiction: known(JURISDICTIONS),
+  license_number: z.string(),
+  status: known(['active'] as const).nullish(),
+  source_url: optionalString,
+  first_seen_at: optionalTimestamp,
+  last_confirmed_at: optionalTimestamp,
+});
+/** A licence of a profile. */
+export type Licence = z.infer<typeof LicenceSchema>;
+
+/** A payment method (api-spec.md "Payment method"); `confidence` other than `high` accepted. */
+export const PaymentMethodSchema = z.looseObject({
+  normalized_name: z.string(),
+  category: known(PAYMENT_CATEGORIES).nullish(),
+  confidence: known(['high'] as const).nullish(),
+  first_seen_at: optionalTimestamp,
+  last_confirmed_at: optionalTimestamp,
+});
+/** A payment method of a profile. */
+export type PaymentMethod = z.infer<typeof PaymentMethodSchema>;
+
+/** `meta` of a profile. */
+export const ProfileMetaSchema = z.looseObject({
+  freshness_age_seconds: z.number().nullish(),
+  served_from_cache: optionalBool,
+  billable: optionalBool,
+  observed_at: optionalTimestamp,
+});
+
+/** Domain profile (api-spec.md "Domain profile"). */
+export const DomainProfileSchema = z.looseObject({
+  domain: optionalString,
+  domain_normalized: z.string(),
+  status: known(['enriched'] as const).nullish(),
+  last_enriched_at: optionalTimestamp,
+  operator: OperatorSchema.nullish(),
+  brand: BrandSchema.nullish(),
+  licenses: z.array(LicenceSchema).nullish(),
+  payment_methods: z.array(PaymentMethodSchema).nullish(),
+  // Fields of these four sections: "not shown" in api-spec.md; kept as unknown JSON.
+  game_providers: z.unknown().optional(),
+  affiliate_programs: z.unknown().optional(),
+  geo: z.unknown().optional(),
+  related_domains: z.unknown().optional(),
+  meta: ProfileMetaSchema.nullish(),
+});
+/** A domain profile, unknown fields kept. */
+export type DomainProfile = z.infer<typeof DomainProfileSchema>;
+/** Response envelope of `GET /domains/:domain`. */
+export const DomainProfileResponseSchema = envelope(DomainProfileSchema);
+
+/** `data` of a 200 (cached) `POST /enrichments`. */
+export const EnrichmentCachedDataSchema = z.looseObject({
+  domain: z.string(),
+  status: known(['enriched'] as const).nullish(),
+  last_enriched_at: optionalTimestamp,
+  meta: z
+    .looseObject({ served_from_cache: optionalBool, billable: optionalBool })
+    .nullish(),
+});
+/** Response envelope of a 200 `POST /enrichments`. */
+export const EnrichmentCachedResponseSchema = envelope(EnrichmentCachedDataSchema);
+
+/** `data` of a 202 (new run) `POST /enrichments`. */
+export const EnrichmentStartedDataSchema = z.looseObject({
+  enrichment_run_id: z.number().int(),
+  poll_url: z.string(),
+  cached: optionalBool,
+  billable: optionalBool,
+});
+/** Response envelope of a 202 `POST /enrichments`. */
+export const EnrichmentStartedResponseSchema = envelope(EnrichmentStartedDataSchema);
+
+/** An enrichment run (api-spec.md "Enrichment run"); unknown statuses accepted. */
+export const EnrichmentRunSchema = z.looseObject({
+  id: z.number().int(),
+  status: known(RUN_STATUSES),
+  domain: optionalString,
+  strategy: optionalString,
+  started_at: optionalTimestamp,
+  completed_at: optionalTimestamp,
+  enrichment: z
+    .looseObject({
+      domain_normalized: optionalString,
+      status: optionalString,
+      last_enriched_at: optionalTimestamp,
+    })
+    .nullish(),
+  error_details: z.looseObject({ error: optionalString, error_type: optionalString }).nullish(),
+});
+/** An enrichment run in any state. */
+export type EnrichmentRun = z.infer<typeof EnrichmentRunSchema>;
+/** Response envelope of `GET /enrichment_runs/:id`. */
+export const EnrichmentRunResponseSchema = envelope(EnrichmentRunSchema);
+
+/** `data` of a 202 `POST /exports`. */
+export const ExportCreatedDataSchema = z.looseObject({
+  export_id: z.number().int(),
+  poll_url: z.string(),
+});
+/** Response envelope of `POST /exports`. */
+export const ExportCreatedResponseSchema = envelope(ExportCreatedDataSchema);
+
+/**
+ * An export (api-spec.md "Export"). Only the completed shape is shown; a pending or failed
+ * export's shape is "not shown", so everything but `id` and `status` is optional.
+ */
+export const ExportInfoSchema = z.looseObject({
+  id: z.number().int(),
+  status: known(['completed'] as const),
+  format: optionalString,
+  download_url: optionalString,
+  total_rows: optionalInt,
+  credits_used: optionalInt,
+  expires_at: optionalTimestamp,
+});
+/** An export in any state. */
+export type ExportInfo = z.infer<typeof ExportInfoSchema>;
+/** Response envelope of `GET /exports/:id`. */
+export const ExportInfoResponseSchema = envelope(ExportInfoSchema);
+
+/** The account (api-spec.md "Account"); `credits_granted` null means no quota. */
+export const AccountSchema = z.looseObject({
+  plan: z.string(),
+  credits_granted: z.number().int().nullable(),
+  credits_used: z.number().int(),
+  credits_reserved: z.number().int(),
+  available_credits: z.number().int(),
+});
+/** The account's plan and credit balance. */
+export type Account = z.infer<typeof AccountSchema>;
+/** Response envelope of `GET /account`. */
+export const AccountResponseSchema = envelope(AccountSchema);
+
+/** Envelope of the company endpoints, whose payloads are "not shown": `data` is kept as is. */
+export const CompanyResponseSchema = z.looseObject({
+  success: z.boolean().optional(),
+  message: z.string().nullish(),
+  data: z.unknown().optional(),
+});
+/** A company endpoint's response: the envelope with `data` unvalidated. */
+export type CompanyResponse = z.infer<typeof CompanyResponseSchema>;
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number' && !Number.isInteger(value)) return 'non-integer number';
+  if (typeof value === 'string') return value.length > 40 ? 'string' : `string ${JSON.stringify(value)}`;
+  return typeof value;
+}
+
+/** `['data', 'domains', 3, 'x']` → `data.domains[3].x`. */
+export function formatFieldPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out || '(body)';
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current: unknown = root;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+/**
+ * Validates a parsed body against `schema`; on mismatch throws a {@link ProtocolError} whose
+ * message names the endpoint and the first offending field, e.g.
+ * `GET /domains: data.domains[3].domain_normalized: expected string, got missing`.
+ * `path` should be given without its query string (errors name the endpoint, not the page).
+ */
+export function parseWire<T extends z.ZodType>(
+  schema: T,
+  body: unknown,
+  method: string,
+  path: string,
+  status?: number,
+): z.output<T> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const fieldPath = formatFieldPath(issue?.path ?? []);
+  let what = issue?.message ?? 'invalid';
+  if (issue?.code === 'invalid_type') {
+    what = `expected ${issue.expected === 'int' ? 'integer' : issue.expected}, got ${describe(valueAt(body, issue.path))}`;
+  }
+  const more = result.error.issues.length > 1 ? ` (+${result.error.issues.length - 1} more)` : '';
+  throw new ProtocolError(
+    { method, path, status, body, cause: result.error },
+    'schema',
+    `${fieldPath}: ${what}${more}`,
+    fieldPath,
+  );
+}
