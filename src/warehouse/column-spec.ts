@@ -6,7 +6,14 @@ import { SnapshotSchemaError } from './errors.js';
 export type ColumnType = 'text' | 'integer' | 'real' | 'timestamp' | 'boolean' | 'json';
 
 /** All {@link ColumnType} values, for validation and docs. */
-export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'real', 'timestamp', 'boolean', 'json'];
+export const COLUMN_TYPES: readonly ColumnType[] = [
+  'text',
+  'integer',
+  'real',
+  'timestamp',
+  'boolean',
+  'json',
+];
 
 /**
  * One column of a Parquet file: its name (kept exactly, snake_case like the mirror) and type.
@@ -118,7 +125,13 @@ export function prepareColumns(
           expected: 'a safe integer number or a bigint in the int64 range',
         };
       case 'real':
-        return { spec, nullable, element: { ...base, type: 'DOUBLE' }, convert: convertReal, expected: 'a number' };
+        return {
+          spec,
+          nullable,
+          element: { ...base, type: 'DOUBLE' },
+          convert: convertReal,
+          expected: 'a number',
+        };
       case 'boolean':
         return {
           spec,
@@ -159,7 +172,9 @@ function convertText(value: unknown): unknown {
 function convertJson(value: unknown): unknown {
   if (typeof value === 'string') return value;
   try {
-    const text = JSON.stringify(value, (_key, inner: unknown) => (typeof inner === 'bigint' ? inner.toString() : inner));
+    const text = JSON.stringify(value, (_key, inner: unknown) =>
+      typeof inner === 'bigint' ? inner.toString() : inner,
+    );
     return typeof text === 'string' ? text : INVALID;
   } catch {
     return INVALID;

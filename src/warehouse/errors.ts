@@ -34,7 +34,10 @@ export class SnapshotValueError extends DomainSyncError {
   readonly row: number;
 
   constructor(table: string, path: string, column: string, row: number, message: string) {
-    super('ERR_SNAPSHOT_VALUE', `table "${table}", column "${column}", row ${row}: ${message} (writing ${path})`);
+    super(
+      'ERR_SNAPSHOT_VALUE',
+      `table "${table}", column "${column}", row ${row}: ${message} (writing ${path})`,
+    );
     this.table = table;
     this.path = path;
     this.column = column;

@@ -142,10 +142,16 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
   const compression = options.compression ?? 'SNAPPY';
   if (!Number.isSafeInteger(rowGroupSize) || rowGroupSize < 1) {
-    throw new SnapshotSchemaError(`rowGroupSize must be a positive integer, got ${String(rowGroupSize)}`, table);
+    throw new SnapshotSchemaError(
+      `rowGroupSize must be a positive integer, got ${String(rowGroupSize)}`,
+      table,
+    );
   }
   if (!['SNAPPY', 'GZIP', 'UNCOMPRESSED'].includes(compression)) {
-    throw new SnapshotSchemaError(`unsupported compression "${String(compression)}" (SNAPPY, GZIP, UNCOMPRESSED)`, table);
+    throw new SnapshotSchemaError(
+      `unsupported compression "${String(compression)}" (SNAPPY, GZIP, UNCOMPRESSED)`,
+      table,
+    );
   }
   const { schema, prepared } = prepareColumns(columns, table, options.timestampUnit ?? 'MICROS');
   if (signal?.aborted) throw new AbortedError(`snapshot of table "${table}" aborted before it started`);
@@ -190,7 +196,13 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
       if (step.done === true) break;
       const row = step.value;
       if (row === null || typeof row !== 'object') {
-        throw new SnapshotValueError(table, path, '*', rowIndex, `expected a row object, got ${previewValue(row)}`);
+        throw new SnapshotValueError(
+          table,
+          path,
+          '*',
+          rowIndex,
+          `expected a row object, got ${previewValue(row)}`,
+        );
       }
       for (let c = 0; c < width; c++) {
         const column = prepared[c]!;
@@ -198,7 +210,13 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
         let value: unknown;
         if (raw === null || raw === undefined) {
           if (!column.nullable) {
-            throw new SnapshotValueError(table, path, column.spec.name, rowIndex, 'null in a non-nullable column');
+            throw new SnapshotValueError(
+              table,
+              path,
+              column.spec.name,
+              rowIndex,
+              'null in a non-nullable column',
+            );
           }
           value = null;
         } else {
@@ -223,7 +241,8 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
       }
     }
     if (buffered > 0) flushGroup();
-    if (signal?.aborted) throw new AbortedError(`snapshot of table "${table}" aborted after ${rowIndex} rows`);
+    if (signal?.aborted)
+      throw new AbortedError(`snapshot of table "${table}" aborted after ${rowIndex} rows`);
     // With zero rows no row group is written: the footer alone carries the schema, which
     // every reader accepts as an empty table.
     void writer.finish();

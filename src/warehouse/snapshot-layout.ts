@@ -32,7 +32,9 @@ export function isSnapshotDate(value: string): boolean {
 /** Throws `SnapshotSchemaError` unless `date` is a valid `YYYY-MM-DD` date. */
 export function assertSnapshotDate(date: string): void {
   if (!isSnapshotDate(date)) {
-    throw new SnapshotSchemaError(`snapshot date must be a real UTC date spelt YYYY-MM-DD, got ${JSON.stringify(date)}`);
+    throw new SnapshotSchemaError(
+      `snapshot date must be a real UTC date spelt YYYY-MM-DD, got ${JSON.stringify(date)}`,
+    );
   }
 }
 

@@ -173,8 +173,13 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
   const snapshotDate = options.snapshotDate ?? utcDate(clock());
   const pipelineRunId = options.pipelineRunId ?? null;
   assertSnapshotDate(snapshotDate);
-  if (options.retainDates !== undefined && (!Number.isSafeInteger(options.retainDates) || options.retainDates < 1)) {
-    throw new SnapshotSchemaError(`retainDates must be a positive integer, got ${String(options.retainDates)}`);
+  if (
+    options.retainDates !== undefined &&
+    (!Number.isSafeInteger(options.retainDates) || options.retainDates < 1)
+  ) {
+    throw new SnapshotSchemaError(
+      `retainDates must be a positive integer, got ${String(options.retainDates)}`,
+    );
   }
   const names = new Set<string>();
   for (const input of tables) {
@@ -212,8 +217,19 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
           written: result.rows,
         });
       }
-      logger.debug('snapshot table written', { table: input.table, rows: result.rows, bytes: result.bytes, path });
-      written.push({ table: input.table, path, rows: result.rows, bytes: result.bytes, rowGroups: result.rowGroups });
+      logger.debug('snapshot table written', {
+        table: input.table,
+        rows: result.rows,
+        bytes: result.bytes,
+        path,
+      });
+      written.push({
+        table: input.table,
+        path,
+        rows: result.rows,
+        bytes: result.bytes,
+        rowGroups: result.rowGroups,
+      });
       entries[input.table] = {
         path: relative(dir, path).split(sep).join('/'),
         rows: result.rows,
@@ -243,7 +259,10 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
       if (failure === undefined) {
         throw new SnapshotWriteError('_manifests', manifestFile, errorMessage(error), { cause: error });
       }
-      logger.error('snapshot manifest could not be updated', { path: manifestFile, error: errorMessage(error) });
+      logger.error('snapshot manifest could not be updated', {
+        path: manifestFile,
+        error: errorMessage(error),
+      });
     }
   }
   if (failure !== undefined) throw failure;
@@ -270,7 +289,10 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
  * Reads the manifest of `snapshotDate`, or `null` when there is none.
  * Throws `SnapshotWriteError` when the file exists but is not a manifest.
  */
-export async function readSnapshotManifest(dir: string, snapshotDate: string): Promise<SnapshotManifest | null> {
+export async function readSnapshotManifest(
+  dir: string,
+  snapshotDate: string,
+): Promise<SnapshotManifest | null> {
   assertSnapshotDate(snapshotDate);
   const path = manifestPath(dir, snapshotDate);
   let text: string;
@@ -287,7 +309,9 @@ export async function readSnapshotManifest(dir: string, snapshotDate: string): P
     }
     return parsed;
   } catch (error) {
-    throw new SnapshotWriteError('_manifests', path, `unreadable manifest: ${errorMessage(error)}`, { cause: error });
+    throw new SnapshotWriteError('_manifests', path, `unreadable manifest: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -307,7 +331,13 @@ async function updateManifest(
   } catch {
     // An unreadable manifest is rebuilt from what this call knows rather than blocking snapshots.
   }
-  manifest ??= { format_version: 1, snapshot_date: snapshotDate, written_at: '', pipeline_run_id: null, tables: {} };
+  manifest ??= {
+    format_version: 1,
+    snapshot_date: snapshotDate,
+    written_at: '',
+    pipeline_run_id: null,
+    tables: {},
+  };
   change(manifest);
   const present = new Set(await listTablesWithDate(dir, snapshotDate));
   for (const table of Object.keys(manifest.tables)) {

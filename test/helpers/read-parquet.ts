@@ -58,7 +58,10 @@ export interface ReadParquetOptions {
  * @example
  * const { columns, rows } = await readParquet(`${dir}/licenses/*\/*.parquet`, { hivePartitioning: true });
  */
-export async function readParquet(globOrPath: string, options: ReadParquetOptions = {}): Promise<ParquetReadResult> {
+export async function readParquet(
+  globOrPath: string,
+  options: ReadParquetOptions = {},
+): Promise<ParquetReadResult> {
   const source = `read_parquet(${sqlString(globOrPath)}, hive_partitioning = ${options.hivePartitioning === true})`;
   const orderBy = options.orderBy === undefined ? '' : ` ORDER BY ${options.orderBy}`;
   return withConnection(async (connection) => {
@@ -83,7 +86,14 @@ export async function duckdbQuery(sql: string): Promise<ParquetReadResult> {
     const names = reader.columnNames();
     const types = reader.columnTypes();
     const columns = names.map((name, i) => ({ name, type: types[i]!.toString() }));
-    return { columns, rows: convertRows(reader.getRowObjectsJS(), names, types.map((t) => t.typeId)) };
+    return {
+      columns,
+      rows: convertRows(
+        reader.getRowObjectsJS(),
+        names,
+        types.map((t) => t.typeId),
+      ),
+    };
   });
 }
 
@@ -105,7 +115,9 @@ async function withConnection<T>(fn: (connection: DuckDBConnection) => Promise<T
 
 async function describe(connection: DuckDBConnection, select: string): Promise<ParquetColumn[]> {
   const reader = await connection.runAndReadAll(`DESCRIBE ${select}`);
-  return reader.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+  return reader
+    .getRowObjectsJS()
+    .map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
 }
 
 async function queryRows(connection: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> {
@@ -136,7 +148,8 @@ function convertRows(
       const value = row[name];
       const typeId = typeIds[i]!;
       if (value instanceof Date && TIMESTAMP_TYPES.has(typeId)) out[name] = value.toISOString();
-      else if (value instanceof Date && typeId === DuckDBTypeId.DATE) out[name] = value.toISOString().slice(0, 10);
+      else if (value instanceof Date && typeId === DuckDBTypeId.DATE)
+        out[name] = value.toISOString().slice(0, 10);
       else out[name] = value ?? null;
     });
     return out;

@@ -124,9 +124,7 @@ describe('writeParquetFile read back by DuckDB', () => {
         { at: '2024-05-01T10:00:00.123456Z' },
       ],
     });
-    const { rows } = await duckdbQuery(
-      `SELECT epoch_us("at") AS us FROM read_parquet(${sqlString(path)})`,
-    );
+    const { rows } = await duckdbQuery(`SELECT epoch_us("at") AS us FROM read_parquet(${sqlString(path)})`);
     expect(rows.map((r) => r.us)).toEqual([1714557600000000n, 1714557600000000n, 1714557600123456n]);
   });
 
