@@ -332,6 +332,8 @@ export function parseRetryAfterMs(value: string | undefined, nowMs: number = Dat
   const text = value.trim();
   if (text === '') return undefined;
   if (/^\d+(?:\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // An HTTP date always has a weekday or month name; this keeps "-5" from parsing as a year.
+  if (!/[A-Za-z]/.test(text)) return undefined;
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - nowMs);

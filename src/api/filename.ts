@@ -37,7 +37,9 @@ export function sanitizeFilename(name: string | undefined, fallback: string): st
   if (!name) return fallback;
   const base = name.split(/[/\\]/).pop() ?? '';
   let safe = base
-    .normalize('NFKC')
+    .normalize('NFKD')
+    // Accents become plain letters (é → e) rather than underscores.
+    .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^A-Za-z0-9._-]/g, '_')
     .replace(/\.{2,}/g, '.')
     .replace(/^[.\-_]+/, '')
