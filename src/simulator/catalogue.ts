@@ -1,0 +1,486 @@
+import { domainToUnicode } from 'node:url';
+import { filtersKey, JURISDICTIONS } from './filters.js';
+import type { DomainFilters } from './filters.js';
+import { hash32, Prng } from './prng.js';
+import type {
+  TruthAffiliateProgram,
+  TruthGameProvider,
+  TruthGeo,
+  TruthLicence,
+  TruthPaymentMethod,
+  TruthProfile,
+  TruthRelatedDomain,
+} from './types.js';
+
+const DAY_MS = 86_400_000;
+
+// Salts of the independent PRNG streams of one domain; a filter only generates the parts it reads.
+const S_NAME = 1;
+const S_TIME = 2;
+const S_LIC = 3;
+const S_PAY = 4;
+const S_PROV = 5;
+const S_AFF = 6;
+const S_GEO = 7;
+const S_REL = 8;
+const S_COMPANY = 9;
+const S_BRAND = 10;
+
+const COMPANY_A = ['Nova', 'Aurora', 'Stellar', 'Lucky', 'Golden', 'Crown', 'Atlas', 'Vega', 'Orion', 'Polaris', 'Neptune', 'Zenith', 'Summit', 'Harbour', 'Northern', 'Baltic', 'Emerald', 'Silver', 'Royal', 'Imperial', 'Apex', 'Blue Ocean', 'Red Rock', 'Kingfisher', 'Falcon', 'Phoenix', 'Titan', 'Meridian', 'Cobalt', 'Sapphire'];
+const COMPANY_B = ['Gaming', 'Entertainment', 'Interactive', 'Digital', 'Media', 'Gaming Group', 'Ventures', 'Leisure', 'Play', 'Online', 'Networks', 'Holdings'];
+const COMPANY_FORM = ['Ltd', 'Limited', 'N.V.', 'B.V.', 'plc', 'AB', 'OÜ', 'S.A.'];
+const COUNTRIES = [
+  { code: 'MT', name: 'Malta' },
+  { code: 'GB', name: 'UK' },
+  { code: 'CW', name: 'Curaçao' },
+  { code: 'CY', name: 'Cyprus' },
+  { code: 'GI', name: 'Gibraltar' },
+  { code: 'IM', name: 'Isle of Man' },
+  { code: 'SE', name: 'Sweden' },
+  { code: 'EE', name: 'Estonia' },
+  { code: 'KM', name: 'Anjouan' },
+];
+const BRAND_A = ['Spin', 'Lucky', 'Royal', 'Mega', 'Jackpot', 'Vegas', 'Wild', 'Golden', 'Star', 'Casino', 'Slot', 'Bet', 'Fortune', 'Diamond', 'Cash', 'Ace', 'Viking', 'Dragon', 'Neon', 'Cosmic'];
+const BRAND_B = ['Palace', 'Spins', 'City', 'Wins', 'Joy', 'Planet', 'Kingdom', 'Rush', 'Club', 'Land', 'Bay', 'Party', 'Hero', 'Island', 'Empire', 'Ville'];
+const TLDS = ['com', 'net', 'io', 'casino', 'bet', 'co.uk', 'de', 'se', 'eu', 'games'];
+const UNICODE_STEMS = [
+  { stem: 'казино', tld: 'рф' },
+  { stem: 'spielbank-münchen', tld: 'de' },
+  { stem: 'ставки', tld: 'рф' },
+  { stem: 'glücksspiel', tld: 'at' },
+  { stem: 'kasíno', tld: 'cz' },
+];
+const PAYMENT_POOL: Array<{ name: string; category: string }> = [
+  { name: 'visa', category: 'card' },
+  { name: 'mastercard', category: 'card' },
+  { name: 'maestro', category: 'card' },
+  { name: 'amex', category: 'card' },
+  { name: 'bitcoin', category: 'crypto' },
+  { name: 'ethereum', category: 'crypto' },
+  { name: 'tether', category: 'crypto' },
+  { name: 'litecoin', category: 'crypto' },
+  { name: 'skrill', category: 'ewallet' },
+  { name: 'neteller', category: 'ewallet' },
+  { name: 'paypal', category: 'ewallet' },
+  { name: 'muchbetter', category: 'ewallet' },
+  { name: 'ecopayz', category: 'ewallet' },
+  { name: 'bank_transfer', category: 'bank_transfer' },
+  { name: 'sepa_transfer', category: 'bank_transfer' },
+  { name: 'wire_transfer', category: 'bank_transfer' },
+  { name: 'trustly', category: 'open_banking' },
+  { name: 'sofort', category: 'open_banking' },
+  { name: 'zimpler', category: 'open_banking' },
+  { name: 'paysafecard', category: 'local_apm' },
+  { name: 'interac', category: 'local_apm' },
+  { name: 'pix', category: 'local_apm' },
+  { name: 'blik', category: 'local_apm' },
+  { name: 'ideal', category: 'local_apm' },
+];
+const PROVIDERS = [
+  ['NetEnt', 'netent'],
+  ['Pragmatic Play', 'pragmatic_play'],
+  ['Evolution', 'evolution'],
+  ["Play'n GO", 'play_n_go'],
+  ['Microgaming', 'microgaming'],
+  ['Yggdrasil', 'yggdrasil'],
+  ['Push Gaming', 'push_gaming'],
+  ['Relax Gaming', 'relax_gaming'],
+  ['Hacksaw Gaming', 'hacksaw_gaming'],
+  ['Nolimit City', 'nolimit_city'],
+  ['Red Tiger', 'red_tiger'],
+  ['Big Time Gaming', 'big_time_gaming'],
+  ['Playtech', 'playtech'],
+  ['Quickspin', 'quickspin'],
+  ['ELK Studios', 'elk_studios'],
+  ['Thunderkick', 'thunderkick'],
+] as const;
+const TARGET_COUNTRIES = ['GB', 'DE', 'SE', 'FI', 'NO', 'CA', 'NZ', 'IE', 'NL', 'IT', 'ES', 'BR', 'IN', 'JP', 'MT', 'AT', 'DK', 'PL'];
+const RESTRICTED_COUNTRIES = ['US', 'FR', 'AU', 'TR', 'IL', 'SG', 'CN', 'KP'];
+const LANGUAGE_OF: Record<string, string> = { GB: 'en', DE: 'de', SE: 'sv', FI: 'fi', NO: 'no', CA: 'en', NZ: 'en', IE: 'en', NL: 'nl', IT: 'it', ES: 'es', BR: 'pt', IN: 'en', JP: 'ja', MT: 'en', AT: 'de', DK: 'da', PL: 'pl' };
+const REGULATOR_URL: Record<string, string> = {
+  mga: 'https://www.authorisation.mga.org.mt/verification.aspx?lang=EN&company=',
+  ukgc: 'https://www.gamblingcommission.gov.uk/public-register/business/detail/',
+  curacao: 'https://cert.gcb.cw/certificate?id=',
+  anjouan: 'https://anjouangaming.org/validator/?license=',
+};
+
+/** Options of {@link Catalogue}. */
+export interface CatalogueOptions {
+  seed: number;
+  domains: number;
+  quirks: boolean;
+  /** Every generated timestamp lies before this instant. */
+  epochMs: number;
+}
+
+/**
+ * The seeded synthetic catalogue: profiles are generated on demand from (seed, id), and only an
+ * overlay of mutated profiles, added ids and removed ids is kept, so a million domains cost
+ * little memory. Ids `0..domains-1` are the generated domains; added domains get larger ids.
+ */
+export class Catalogue {
+  readonly seed: number;
+  readonly baseCount: number;
+  readonly quirks: boolean;
+  readonly epochMs: number;
+  /** Number of operator companies; domain `id` belongs to company `id % companyCount`. */
+  readonly companyCount: number;
+  /** Incremented by every change; caches compare it. */
+  version = 0;
+
+  private readonly overlay = new Map<number, TruthProfile>();
+  private readonly removed = new Set<number>();
+  private readonly startAdds: number[] = [];
+  private readonly endAdds: number[] = [];
+  private readonly customNames = new Map<string, number>();
+  private nextId: number;
+  private readonly listCache = new Map<string, { version: number; ids: Int32Array }>();
+
+  constructor(options: CatalogueOptions) {
+    this.seed = options.seed;
+    this.baseCount = options.domains;
+    this.quirks = options.quirks;
+    this.epochMs = options.epochMs;
+    this.nextId = options.domains;
+    this.companyCount = Math.max(5, Math.ceil(options.domains / 20));
+  }
+
+  // ---- identity -------------------------------------------------------------------------------
+
+  /** The generated `domain_normalized` of an id (added domains may have a custom name instead). */
+  generatedName(id: number): string {
+    const rng = Prng.of(this.seed, id, S_NAME);
+    if (this.quirks && rng.chance(0.04)) {
+      const u = rng.pick(UNICODE_STEMS);
+      return `${u.stem}${id}.${u.tld}`;
+    }
+    const brand = this.brandOf(id);
+    return `${brand.slug.replace(/-/g, '')}${id}.${rng.pick(TLDS)}`;
+  }
+
+  /** The id of a listed domain (name normalised: case, `www.`, trailing dot, punycode), or undefined. */
+  idOf(domain: string): number | undefined {
+    const name = normalizeDomain(domain);
+    const custom = this.customNames.get(name);
+    if (custom !== undefined) return this.removed.has(custom) ? undefined : custom;
+    const digits = /\d+/.exec(name);
+    if (!digits) return undefined;
+    const id = Number(digits[0]);
+    if (!Number.isSafeInteger(id) || id >= this.nextId || this.removed.has(id)) return undefined;
+    if (id >= this.baseCount && !this.overlay.has(id)) return undefined;
+    const existing = this.overlay.get(id);
+    const actual = existing ? existing.domain_normalized : this.generatedName(id);
+    return actual === name ? id : undefined;
+  }
+
+  /** Whether an id is currently listed. */
+  isListed(id: number): boolean {
+    if (this.removed.has(id)) return false;
+    return id < this.baseCount || this.overlay.has(id);
+  }
+
+  // ---- generation -----------------------------------------------------------------------------
+
+  /** Operator company of a company index. */
+  company(c: number): { name: string; legal_entity_name: string | null; country: string } {
+    const rng = Prng.of(this.seed, c, S_COMPANY);
+    const a = rng.pick(COMPANY_A);
+    const b = rng.pick(COMPANY_B);
+    const form = rng.pick(COMPANY_FORM);
+    const country = rng.pick(COUNTRIES);
+    const combos = COMPANY_A.length * COMPANY_B.length;
+    const suffix = c >= combos ? ` ${Math.floor(c / combos) + 1}` : '';
+    const name = `${a} ${b}${suffix} ${form}`;
+    const legal = this.quirks && rng.chance(0.1) ? null : `${a} ${b}${suffix} ${country.name} ${form}`;
+    return { name, legal_entity_name: legal, country: country.code };
+  }
+
+  /** Company index of a domain id. */
+  companyOf(id: number): number {
+    return id % this.companyCount;
+  }
+
+  private brandOf(id: number): { name: string; slug: string } {
+    const rng = Prng.of(this.seed, id, S_BRAND);
+    const name = `${rng.pick(BRAND_A)} ${rng.pick(BRAND_B)}`;
+    return { name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-') };
+  }
+
+  private lastEnrichedMs(id: number): number {
+    const rng = Prng.of(this.seed, id, S_TIME);
+    // A few domains are fresh (inside the default 24 h cache window), most are days to a year old,
+    // so both the cached and the billed path of POST /enrichments are reachable.
+    if (rng.chance(0.03)) return this.epochMs - rng.int(60_000, 12 * 3_600_000);
+    return this.epochMs - rng.int(1, 400) * DAY_MS - rng.int(0, DAY_MS - 1);
+  }
+
+  // The *Head helpers make the first draws of a stream; the full generators continue the same
+  // stream, so a filter can read jurisdictions or categories without building whole profiles.
+  private licenceHead(id: number): { rng: Prng; jurisdictions: string[] } {
+    const rng = Prng.of(this.seed, id, S_LIC);
+    const roll = rng.next();
+    const count = roll < 0.1 ? 0 : roll < 0.5 ? 1 : roll < 0.8 ? 2 : roll < 0.95 ? 3 : 4;
+    return { rng, jurisdictions: rng.sample(JURISDICTIONS, count) };
+  }
+
+  private paymentHead(id: number): { rng: Prng; picked: Array<{ name: string; category: string }> } {
+    const rng = Prng.of(this.seed, id, S_PAY);
+    return { rng, picked: rng.sample(PAYMENT_POOL, rng.int(1, 8)) };
+  }
+
+  private providerHead(id: number): { rng: Prng; picked: Array<readonly [string, string]> } {
+    const rng = Prng.of(this.seed, id, S_PROV);
+    if (this.quirks && rng.chance(0.05)) return { rng, picked: [] };
+    return { rng, picked: rng.sample(PROVIDERS, rng.int(1, 8)) };
+  }
+
+  private licences(id: number, lastMs: number): TruthLicence[] {
+    const { rng, jurisdictions } = this.licenceHead(id);
+    const last = iso(lastMs);
+    return jurisdictions.map((jurisdiction) => {
+      const number = licenceNumber(jurisdiction, rng);
+      let status = 'active';
+      if (this.quirks && rng.chance(0.12)) status = rng.pick(['suspended', 'expired', 'revoked']);
+      const sourceUrl = this.quirks && rng.chance(0.1) ? null : REGULATOR_URL[jurisdiction] + encodeURIComponent(number);
+      return {
+        jurisdiction,
+        license_number: number,
+        status,
+        source_url: sourceUrl,
+        first_seen_at: iso(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS)),
+        last_confirmed_at: last,
+      };
+    });
+  }
+
+  private payments(id: number, lastMs: number): TruthPaymentMethod[] {
+    const { rng, picked } = this.paymentHead(id);
+    const last = iso(lastMs);
+    return picked.map((pm) => ({
+      normalized_name: pm.name,
+      category: pm.category,
+      confidence: this.quirks && rng.chance(0.2) ? rng.pick(['medium', 'low']) : 'high',
+      first_seen_at: iso(lastMs - rng.int(10, 700) * DAY_MS - rng.int(0, DAY_MS)),
+      last_confirmed_at: last,
+    }));
+  }
+
+  private providers(id: number): TruthGameProvider[] {
+    const { rng, picked } = this.providerHead(id);
+    return picked.map(([name, normalized]) => ({
+      name,
+      normalized_name: normalized,
+      game_count: rng.int(5, 400),
+    }));
+  }
+
+  private affiliates(id: number, domainName: () => string): TruthAffiliateProgram[] {
+    const rng = Prng.of(this.seed, id, S_AFF);
+    if (rng.chance(0.4)) return [];
+    const count = rng.int(1, 2);
+    const out: TruthAffiliateProgram[] = [];
+    for (let i = 0; i < count; i++) {
+      const host = domainName();
+      out.push({
+        name: i === 0 ? `${this.brandOf(id).name} Partners` : `${this.brandOf(id).name} Affiliates ${i + 1}`,
+        url: this.quirks && rng.chance(0.15) ? null : `https://partners.${host}/${i === 0 ? '' : `p${i + 1}`}`,
+        commission_model: rng.pick(['revshare', 'cpa', 'hybrid']),
+      });
+    }
+    return out;
+  }
+
+  private geo(id: number): TruthGeo {
+    const rng = Prng.of(this.seed, id, S_GEO);
+    if (this.quirks && rng.chance(0.05)) return { target_countries: [], restricted_countries: [], languages: [] };
+    const target = rng.sample(TARGET_COUNTRIES, rng.int(1, 5));
+    const restricted = rng.sample(RESTRICTED_COUNTRIES, rng.int(0, 3));
+    const languages = [...new Set(target.map((c) => LANGUAGE_OF[c] ?? 'en'))];
+    return { target_countries: target, restricted_countries: restricted, languages };
+  }
+
+  private related(id: number): TruthRelatedDomain[] {
+    if (id >= this.baseCount) return [];
+    const rng = Prng.of(this.seed, id, S_REL);
+    const out: TruthRelatedDomain[] = [];
+    // Related domains share the operator: same company index (id ± companyCount).
+    for (const other of [id + this.companyCount, id - this.companyCount, id + 2 * this.companyCount]) {
+      if (other < 0 || other >= this.baseCount || !rng.chance(0.35)) continue;
+      out.push({ domain: this.generatedName(other), relation: rng.pick(['sister_brand', 'mirror', 'redirect']) });
+    }
+    return out;
+  }
+
+  /** Generates the pristine profile of an id (no overlay). */
+  generate(id: number, name = this.generatedName(id), lastMs = this.lastEnrichedMs(id)): TruthProfile {
+    const company = this.company(this.companyOf(id));
+    return {
+      domain: name,
+      domain_normalized: name,
+      company_name: company.name,
+      status: 'enriched',
+      last_enriched_at: iso(lastMs),
+      operator: { name: company.name, legal_entity_name: company.legal_entity_name, country_of_incorporation: company.country },
+      brand: this.brandOf(id),
+      licenses: this.licences(id, lastMs),
+      payment_methods: this.payments(id, lastMs),
+      game_providers: this.providers(id),
+      affiliate_programs: this.affiliates(id, () => name),
+      geo: this.geo(id),
+      related_domains: this.related(id),
+    };
+  }
+
+  /** The current canonical profile of a listed id (overlay first). */
+  profile(id: number): TruthProfile {
+    return this.overlay.get(id) ?? this.generate(id);
+  }
+
+  /** A frozen view of the overlay, for export snapshots. */
+  overlaySnapshot(): Map<number, TruthProfile> {
+    return new Map(this.overlay);
+  }
+
+  /** Profile of `id` as it was when `snapshot` was taken. */
+  profileFrom(snapshot: Map<number, TruthProfile>, id: number): TruthProfile {
+    return snapshot.get(id) ?? this.generate(id);
+  }
+
+  // ---- listing and filters --------------------------------------------------------------------
+
+  /** Number of listed domains. */
+  count(): number {
+    return this.list({}).length;
+  }
+
+  /**
+   * Ids of listed domains matching `filters`, in listing order: domains added at the start (newest
+   * first), the generated domains by id, then domains added at the end. Cached per filter set
+   * until the next change.
+   */
+  list(filters: DomainFilters): Int32Array {
+    const key = filtersKey(filters);
+    const cached = this.listCache.get(key);
+    if (cached && cached.version === this.version) return cached.ids;
+    const out: number[] = [];
+    const consider = (id: number): void => {
+      if (!this.removed.has(id) && this.matches(id, filters)) out.push(id);
+    };
+    for (let i = this.startAdds.length - 1; i >= 0; i--) consider(this.startAdds[i] as number);
+    for (let id = 0; id < this.baseCount; id++) consider(id);
+    for (const id of this.endAdds) consider(id);
+    const ids = Int32Array.from(out);
+    // A small bound keeps memory flat when a caller tries many filter combinations on 1M domains.
+    if (this.listCache.size >= 16) this.listCache.delete(this.listCache.keys().next().value as string);
+    this.listCache.set(key, { version: this.version, ids });
+    return ids;
+  }
+
+  /** Whether a domain matches the filters; generates only the parts a filter reads. */
+  matches(id: number, f: DomainFilters): boolean {
+    const over = this.overlay.get(id);
+    if (over) return profileMatches(over, f);
+    if (Object.keys(f).length === 0) return true;
+    let lastMs: number | undefined;
+    const last = (): number => (lastMs ??= this.lastEnrichedMs(id));
+    if (f.enriched_after !== undefined && !(last() > f.enriched_after)) return false;
+    if (f.jurisdiction !== undefined && !this.licenceHead(id).jurisdictions.includes(f.jurisdiction)) return false;
+    if (f.payment_category !== undefined || f.exclude_payment_category !== undefined) {
+      const cats = this.paymentHead(id).picked.map((p) => p.category);
+      if (f.payment_category !== undefined && !cats.includes(f.payment_category)) return false;
+      if (f.exclude_payment_category !== undefined && cats.includes(f.exclude_payment_category)) return false;
+    }
+    if (f.game_provider !== undefined || f.exclude_provider !== undefined) {
+      const provs = this.providerHead(id).picked.map(([name, normalized]) => ({ name, normalized_name: normalized, game_count: 0 }));
+      if (f.game_provider !== undefined && !provs.some((p) => providerIs(p, f.game_provider as string))) return false;
+      if (f.exclude_provider !== undefined && provs.some((p) => providerIs(p, f.exclude_provider as string))) return false;
+    }
+    if (f.has_affiliate_programs !== undefined) {
+      // Same first draw as affiliates(): 40 % of domains have no programme.
+      const has = !Prng.of(this.seed, id, S_AFF).chance(0.4);
+      if (has !== f.has_affiliate_programs) return false;
+    }
+    if (f.geo !== undefined && !this.geo(id).target_countries.some((c) => c.toLowerCase() === f.geo)) return false;
+    return true;
+  }
+
+  // ---- mutations ------------------------------------------------------------------------------
+
+  /** Replaces the profile of a listed id (copy-on-write, so export snapshots stay valid). */
+  update(id: number, change: (p: TruthProfile) => TruthProfile): void {
+    this.overlay.set(id, change(structuredClone(this.profile(id))));
+    this.version++;
+  }
+
+  /** Adds a domain and returns its id. */
+  add(position: 'start' | 'end', atMs: number, name?: string): number {
+    const id = this.nextId++;
+    const domainName = name === undefined ? this.generatedName(id) : normalizeDomain(name);
+    if (name !== undefined) {
+      if (this.idOf(domainName) !== undefined) throw new Error(`domain already exists: ${domainName}`);
+      this.customNames.set(domainName, id);
+    }
+    this.overlay.set(id, this.generate(id, domainName, atMs));
+    (position === 'start' ? this.startAdds : this.endAdds).push(id);
+    this.version++;
+    return id;
+  }
+
+  /** Removes a domain from the listing; its profile answers 404 afterwards. */
+  remove(id: number): void {
+    this.removed.add(id);
+    this.version++;
+  }
+}
+
+/** Whether a materialised profile matches the filters (same rules as {@link Catalogue.matches}). */
+export function profileMatches(p: TruthProfile, f: DomainFilters): boolean {
+  if (f.enriched_after !== undefined && !(Date.parse(p.last_enriched_at) > f.enriched_after)) return false;
+  if (f.jurisdiction !== undefined && !p.licenses.some((l) => l.jurisdiction === f.jurisdiction)) return false;
+  if (f.payment_category !== undefined && !p.payment_methods.some((m) => m.category === f.payment_category)) return false;
+  if (f.exclude_payment_category !== undefined && p.payment_methods.some((m) => m.category === f.exclude_payment_category)) return false;
+  if (f.game_provider !== undefined && !p.game_providers.some((g) => providerIs(g, f.game_provider as string))) return false;
+  if (f.exclude_provider !== undefined && p.game_providers.some((g) => providerIs(g, f.exclude_provider as string))) return false;
+  if (f.has_affiliate_programs !== undefined && p.affiliate_programs.length > 0 !== f.has_affiliate_programs) return false;
+  if (f.geo !== undefined && !p.geo.target_countries.some((c) => c.toLowerCase() === f.geo)) return false;
+  return true;
+}
+
+// A provider filter matches the normalised name, or the display name case-insensitively
+// (api-spec.md says "normalised provider name"; the display name is a convenience).
+function providerIs(p: TruthGameProvider, wanted: string): boolean {
+  return p.normalized_name === wanted || p.name.toLowerCase() === wanted;
+}
+
+/** Normalises a requested domain: trim, lower case, no trailing dot, no `www.`, punycode → Unicode. */
+export function normalizeDomain(domain: string): string {
+  let name = domain.trim().toLowerCase().replace(/\.$/, '');
+  if (name.startsWith('www.')) name = name.slice(4);
+  if (name.includes('xn--')) {
+    const unicode = domainToUnicode(name);
+    if (unicode) name = unicode;
+  }
+  return name;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function licenceNumber(jurisdiction: string, rng: Prng): string {
+  switch (jurisdiction) {
+    case 'mga':
+      return `MGA/B2C/${rng.int(100, 999)}/${rng.int(2012, 2024)}`;
+    case 'ukgc':
+      return `000-0${rng.int(10000, 99999)}-R-${rng.int(300000, 339999)}-00${rng.int(1, 9)}`;
+    case 'curacao':
+      return `OGL/2024/${rng.int(100, 2999)}/${String(rng.int(1, 999)).padStart(4, '0')}`;
+    default:
+      return `ALSI-${rng.int(100000000, 999999999)}-FI${rng.int(1, 4)}`;
+  }
+}
+
+/** A deterministic integer in [0, 1) for (seed, salt, id), for outcomes chosen per id. */
+export function unitFor(seed: number, salt: number, id: number): number {
+  return hash32(seed, salt, id) / 4294967296;
+}

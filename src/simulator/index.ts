@@ -1,0 +1,25 @@
+export { startSimulator } from './server.js';
+export { CANONICAL_FILTERS, SECTION_NAMES } from './types.js';
+export type {
+  CanonicalFilter,
+  FaultKind,
+  FaultRule,
+  RequestEntry,
+  RunningSimulator,
+  SectionName,
+  SimAccount,
+  SimulatorControl,
+  SimulatorOptions,
+  TruthAffiliateProgram,
+  TruthGameProvider,
+  TruthGeo,
+  TruthLicence,
+  TruthPaymentMethod,
+  TruthProfile,
+  TruthRelatedDomain,
+  UrlStyle,
+  UsageEntry,
+} from './types.js';
+export type { QuotaExceededBody } from './ledger.js';
+export { BASE_PATH } from './service.js';
+export { CSV_BASE_COLUMNS } from './export-file.js';
