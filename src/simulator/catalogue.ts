@@ -208,6 +208,12 @@ export class Catalogue {
 
   private lastEnrichedMs(id: number): number {
     const rng = Prng.of(this.seed, id, S_TIME);
+    const last = this.lastEnrichedRawMs(rng);
+    // Quirks mode sends some timestamps without milliseconds; whole seconds keep that lossless.
+    return this.quirks ? last - (last % 1000) : last;
+  }
+
+  private lastEnrichedRawMs(rng: Prng): number {
     // A few domains are fresh (inside the default 24 h cache window), most are days to a year old,
     // so both the cached and the billed path of POST /enrichments are reachable.
     if (rng.chance(0.03)) return this.epochMs - rng.int(60_000, 12 * 3_600_000);
@@ -234,6 +240,10 @@ export class Catalogue {
     return { rng, picked: rng.sample(PROVIDERS, rng.int(1, 8)) };
   }
 
+  private wholeSecondsInQuirks(ms: number): number {
+    return this.quirks ? ms - (ms % 1000) : ms;
+  }
+
   private licences(id: number, lastMs: number): TruthLicence[] {
     const { rng, jurisdictions } = this.licenceHead(id);
     const last = iso(lastMs);
@@ -247,7 +257,7 @@ export class Catalogue {
         license_number: number,
         status,
         source_url: sourceUrl,
-        first_seen_at: iso(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS)),
+        first_seen_at: iso(this.wholeSecondsInQuirks(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS))),
         last_confirmed_at: last,
       };
     });
@@ -260,7 +270,7 @@ export class Catalogue {
       normalized_name: pm.name,
       category: pm.category,
       confidence: this.quirks && rng.chance(0.2) ? rng.pick(['medium', 'low']) : 'high',
-      first_seen_at: iso(lastMs - rng.int(10, 700) * DAY_MS - rng.int(0, DAY_MS)),
+      first_seen_at: iso(this.wholeSecondsInQuirks(lastMs - rng.int(10, 700) * DAY_MS - rng.int(0, DAY_MS))),
       last_confirmed_at: last,
     }));
   }

@@ -22,8 +22,10 @@ export class Renderer {
   ts(value: string | null): string | null {
     if (value === null || !this.quirks) return value;
     const variant = hashString(`${this.seed}:${value}`) % 3;
-    if (variant === 1) return value.replace('Z', '+00:00');
-    if (variant === 2) return value.replace(/\.\d{3}Z$/, 'Z');
+    // Dropping milliseconds must not lose information (the mirror must converge to the truth), so
+    // only whole-second instants are sent without them; quirks catalogues use whole seconds.
+    if (variant === 2 && value.endsWith('.000Z')) return value.replace('.000Z', 'Z');
+    if (variant !== 0) return value.replace('Z', '+00:00');
     return value;
   }
 

@@ -87,7 +87,7 @@ describe('Catalogue', () => {
   it('quirks mode produces Unicode names, unseen enum values and nulls, deterministically', () => {
     const cat = make(1, 2000, true);
     const profiles = Array.from({ length: 2000 }, (_, id) => cat.profile(id));
-    const unicode = profiles.filter((p) => /[^\x00-\x7f]/.test(p.domain_normalized));
+    const unicode = profiles.filter((p) => /[^ -~]/.test(p.domain_normalized));
     expect(unicode.length).toBeGreaterThan(0);
     expect(cat.idOf(unicode[0]!.domain_normalized)).toBe(profiles.indexOf(unicode[0]!));
     expect(profiles.some((p) => p.licenses.some((l) => l.status === 'suspended'))).toBe(true);
