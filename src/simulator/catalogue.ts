@@ -26,8 +26,52 @@ const S_REL = 8;
 const S_COMPANY = 9;
 const S_BRAND = 10;
 
-const COMPANY_A = ['Nova', 'Aurora', 'Stellar', 'Lucky', 'Golden', 'Crown', 'Atlas', 'Vega', 'Orion', 'Polaris', 'Neptune', 'Zenith', 'Summit', 'Harbour', 'Northern', 'Baltic', 'Emerald', 'Silver', 'Royal', 'Imperial', 'Apex', 'Blue Ocean', 'Red Rock', 'Kingfisher', 'Falcon', 'Phoenix', 'Titan', 'Meridian', 'Cobalt', 'Sapphire'];
-const COMPANY_B = ['Gaming', 'Entertainment', 'Interactive', 'Digital', 'Media', 'Gaming Group', 'Ventures', 'Leisure', 'Play', 'Online', 'Networks', 'Holdings'];
+const COMPANY_A = [
+  'Nova',
+  'Aurora',
+  'Stellar',
+  'Lucky',
+  'Golden',
+  'Crown',
+  'Atlas',
+  'Vega',
+  'Orion',
+  'Polaris',
+  'Neptune',
+  'Zenith',
+  'Summit',
+  'Harbour',
+  'Northern',
+  'Baltic',
+  'Emerald',
+  'Silver',
+  'Royal',
+  'Imperial',
+  'Apex',
+  'Blue Ocean',
+  'Red Rock',
+  'Kingfisher',
+  'Falcon',
+  'Phoenix',
+  'Titan',
+  'Meridian',
+  'Cobalt',
+  'Sapphire',
+];
+const COMPANY_B = [
+  'Gaming',
+  'Entertainment',
+  'Interactive',
+  'Digital',
+  'Media',
+  'Gaming Group',
+  'Ventures',
+  'Leisure',
+  'Play',
+  'Online',
+  'Networks',
+  'Holdings',
+];
 const COMPANY_FORM = ['Ltd', 'Limited', 'N.V.', 'B.V.', 'plc', 'AB', 'OÜ', 'S.A.'];
 const COUNTRIES = [
   { code: 'MT', name: 'Malta' },
@@ -40,8 +84,46 @@ const COUNTRIES = [
   { code: 'EE', name: 'Estonia' },
   { code: 'KM', name: 'Anjouan' },
 ];
-const BRAND_A = ['Spin', 'Lucky', 'Royal', 'Mega', 'Jackpot', 'Vegas', 'Wild', 'Golden', 'Star', 'Casino', 'Slot', 'Bet', 'Fortune', 'Diamond', 'Cash', 'Ace', 'Viking', 'Dragon', 'Neon', 'Cosmic'];
-const BRAND_B = ['Palace', 'Spins', 'City', 'Wins', 'Joy', 'Planet', 'Kingdom', 'Rush', 'Club', 'Land', 'Bay', 'Party', 'Hero', 'Island', 'Empire', 'Ville'];
+const BRAND_A = [
+  'Spin',
+  'Lucky',
+  'Royal',
+  'Mega',
+  'Jackpot',
+  'Vegas',
+  'Wild',
+  'Golden',
+  'Star',
+  'Casino',
+  'Slot',
+  'Bet',
+  'Fortune',
+  'Diamond',
+  'Cash',
+  'Ace',
+  'Viking',
+  'Dragon',
+  'Neon',
+  'Cosmic',
+];
+const BRAND_B = [
+  'Palace',
+  'Spins',
+  'City',
+  'Wins',
+  'Joy',
+  'Planet',
+  'Kingdom',
+  'Rush',
+  'Club',
+  'Land',
+  'Bay',
+  'Party',
+  'Hero',
+  'Island',
+  'Empire',
+  'Ville',
+];
 const TLDS = ['com', 'net', 'io', 'casino', 'bet', 'co.uk', 'de', 'se', 'eu', 'games'];
 const UNICODE_STEMS = [
   { stem: 'казино', tld: 'рф' },
@@ -94,9 +176,47 @@ const PROVIDERS = [
   ['ELK Studios', 'elk_studios'],
   ['Thunderkick', 'thunderkick'],
 ] as const;
-const TARGET_COUNTRIES = ['GB', 'DE', 'SE', 'FI', 'NO', 'CA', 'NZ', 'IE', 'NL', 'IT', 'ES', 'BR', 'IN', 'JP', 'MT', 'AT', 'DK', 'PL'];
+const TARGET_COUNTRIES = [
+  'GB',
+  'DE',
+  'SE',
+  'FI',
+  'NO',
+  'CA',
+  'NZ',
+  'IE',
+  'NL',
+  'IT',
+  'ES',
+  'BR',
+  'IN',
+  'JP',
+  'MT',
+  'AT',
+  'DK',
+  'PL',
+];
 const RESTRICTED_COUNTRIES = ['US', 'FR', 'AU', 'TR', 'IL', 'SG', 'CN', 'KP'];
-const LANGUAGE_OF: Record<string, string> = { GB: 'en', DE: 'de', SE: 'sv', FI: 'fi', NO: 'no', CA: 'en', NZ: 'en', IE: 'en', NL: 'nl', IT: 'it', ES: 'es', BR: 'pt', IN: 'en', JP: 'ja', MT: 'en', AT: 'de', DK: 'da', PL: 'pl' };
+const LANGUAGE_OF: Record<string, string> = {
+  GB: 'en',
+  DE: 'de',
+  SE: 'sv',
+  FI: 'fi',
+  NO: 'no',
+  CA: 'en',
+  NZ: 'en',
+  IE: 'en',
+  NL: 'nl',
+  IT: 'it',
+  ES: 'es',
+  BR: 'pt',
+  IN: 'en',
+  JP: 'ja',
+  MT: 'en',
+  AT: 'de',
+  DK: 'da',
+  PL: 'pl',
+};
 const REGULATOR_URL: Record<string, string> = {
   mga: 'https://www.authorisation.mga.org.mt/verification.aspx?lang=EN&company=',
   ukgc: 'https://www.gamblingcommission.gov.uk/public-register/business/detail/',
@@ -251,13 +371,16 @@ export class Catalogue {
       const number = licenceNumber(jurisdiction, rng);
       let status = 'active';
       if (this.quirks && rng.chance(0.12)) status = rng.pick(['suspended', 'expired', 'revoked']);
-      const sourceUrl = this.quirks && rng.chance(0.1) ? null : REGULATOR_URL[jurisdiction] + encodeURIComponent(number);
+      const sourceUrl =
+        this.quirks && rng.chance(0.1) ? null : REGULATOR_URL[jurisdiction] + encodeURIComponent(number);
       return {
         jurisdiction,
         license_number: number,
         status,
         source_url: sourceUrl,
-        first_seen_at: iso(this.wholeSecondsInQuirks(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS))),
+        first_seen_at: iso(
+          this.wholeSecondsInQuirks(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS)),
+        ),
         last_confirmed_at: last,
       };
     });
@@ -293,7 +416,8 @@ export class Catalogue {
       const host = domainName();
       out.push({
         name: i === 0 ? `${this.brandOf(id).name} Partners` : `${this.brandOf(id).name} Affiliates ${i + 1}`,
-        url: this.quirks && rng.chance(0.15) ? null : `https://partners.${host}/${i === 0 ? '' : `p${i + 1}`}`,
+        url:
+          this.quirks && rng.chance(0.15) ? null : `https://partners.${host}/${i === 0 ? '' : `p${i + 1}`}`,
         commission_model: rng.pick(['revshare', 'cpa', 'hybrid']),
       });
     }
@@ -302,7 +426,8 @@ export class Catalogue {
 
   private geo(id: number): TruthGeo {
     const rng = Prng.of(this.seed, id, S_GEO);
-    if (this.quirks && rng.chance(0.05)) return { target_countries: [], restricted_countries: [], languages: [] };
+    if (this.quirks && rng.chance(0.05))
+      return { target_countries: [], restricted_countries: [], languages: [] };
     const target = rng.sample(TARGET_COUNTRIES, rng.int(1, 5));
     const restricted = rng.sample(RESTRICTED_COUNTRIES, rng.int(0, 3));
     const languages = [...new Set(target.map((c) => LANGUAGE_OF[c] ?? 'en'))];
@@ -316,7 +441,10 @@ export class Catalogue {
     // Related domains share the operator: same company index (id ± companyCount).
     for (const other of [id + this.companyCount, id - this.companyCount, id + 2 * this.companyCount]) {
       if (other < 0 || other >= this.baseCount || !rng.chance(0.35)) continue;
-      out.push({ domain: this.generatedName(other), relation: rng.pick(['sister_brand', 'mirror', 'redirect']) });
+      out.push({
+        domain: this.generatedName(other),
+        relation: rng.pick(['sister_brand', 'mirror', 'redirect']),
+      });
     }
     return out;
   }
@@ -330,7 +458,11 @@ export class Catalogue {
       company_name: company.name,
       status: 'enriched',
       last_enriched_at: iso(lastMs),
-      operator: { name: company.name, legal_entity_name: company.legal_entity_name, country_of_incorporation: company.country },
+      operator: {
+        name: company.name,
+        legal_entity_name: company.legal_entity_name,
+        country_of_incorporation: company.country,
+      },
       brand: this.brandOf(id),
       licenses: this.licences(id, lastMs),
       payment_methods: this.payments(id, lastMs),
@@ -394,23 +526,31 @@ export class Catalogue {
     let lastMs: number | undefined;
     const last = (): number => (lastMs ??= this.lastEnrichedMs(id));
     if (f.enriched_after !== undefined && !(last() > f.enriched_after)) return false;
-    if (f.jurisdiction !== undefined && !this.licenceHead(id).jurisdictions.includes(f.jurisdiction)) return false;
+    if (f.jurisdiction !== undefined && !this.licenceHead(id).jurisdictions.includes(f.jurisdiction))
+      return false;
     if (f.payment_category !== undefined || f.exclude_payment_category !== undefined) {
       const cats = this.paymentHead(id).picked.map((p) => p.category);
       if (f.payment_category !== undefined && !cats.includes(f.payment_category)) return false;
       if (f.exclude_payment_category !== undefined && cats.includes(f.exclude_payment_category)) return false;
     }
     if (f.game_provider !== undefined || f.exclude_provider !== undefined) {
-      const provs = this.providerHead(id).picked.map(([name, normalized]) => ({ name, normalized_name: normalized, game_count: 0 }));
-      if (f.game_provider !== undefined && !provs.some((p) => providerIs(p, f.game_provider as string))) return false;
-      if (f.exclude_provider !== undefined && provs.some((p) => providerIs(p, f.exclude_provider as string))) return false;
+      const provs = this.providerHead(id).picked.map(([name, normalized]) => ({
+        name,
+        normalized_name: normalized,
+        game_count: 0,
+      }));
+      if (f.game_provider !== undefined && !provs.some((p) => providerIs(p, f.game_provider as string)))
+        return false;
+      if (f.exclude_provider !== undefined && provs.some((p) => providerIs(p, f.exclude_provider as string)))
+        return false;
     }
     if (f.has_affiliate_programs !== undefined) {
       // Same first draw as affiliates(): 40 % of domains have no programme.
       const has = !Prng.of(this.seed, id, S_AFF).chance(0.4);
       if (has !== f.has_affiliate_programs) return false;
     }
-    if (f.geo !== undefined && !this.geo(id).target_countries.some((c) => c.toLowerCase() === f.geo)) return false;
+    if (f.geo !== undefined && !this.geo(id).target_countries.some((c) => c.toLowerCase() === f.geo))
+      return false;
     return true;
   }
 
@@ -446,12 +586,27 @@ export class Catalogue {
 /** Whether a materialised profile matches the filters (same rules as {@link Catalogue.matches}). */
 export function profileMatches(p: TruthProfile, f: DomainFilters): boolean {
   if (f.enriched_after !== undefined && !(Date.parse(p.last_enriched_at) > f.enriched_after)) return false;
-  if (f.jurisdiction !== undefined && !p.licenses.some((l) => l.jurisdiction === f.jurisdiction)) return false;
-  if (f.payment_category !== undefined && !p.payment_methods.some((m) => m.category === f.payment_category)) return false;
-  if (f.exclude_payment_category !== undefined && p.payment_methods.some((m) => m.category === f.exclude_payment_category)) return false;
-  if (f.game_provider !== undefined && !p.game_providers.some((g) => providerIs(g, f.game_provider as string))) return false;
-  if (f.exclude_provider !== undefined && p.game_providers.some((g) => providerIs(g, f.exclude_provider as string))) return false;
-  if (f.has_affiliate_programs !== undefined && p.affiliate_programs.length > 0 !== f.has_affiliate_programs) return false;
+  if (f.jurisdiction !== undefined && !p.licenses.some((l) => l.jurisdiction === f.jurisdiction))
+    return false;
+  if (f.payment_category !== undefined && !p.payment_methods.some((m) => m.category === f.payment_category))
+    return false;
+  if (
+    f.exclude_payment_category !== undefined &&
+    p.payment_methods.some((m) => m.category === f.exclude_payment_category)
+  )
+    return false;
+  if (
+    f.game_provider !== undefined &&
+    !p.game_providers.some((g) => providerIs(g, f.game_provider as string))
+  )
+    return false;
+  if (
+    f.exclude_provider !== undefined &&
+    p.game_providers.some((g) => providerIs(g, f.exclude_provider as string))
+  )
+    return false;
+  if (f.has_affiliate_programs !== undefined && p.affiliate_programs.length > 0 !== f.has_affiliate_programs)
+    return false;
   if (f.geo !== undefined && !p.geo.target_countries.some((c) => c.toLowerCase() === f.geo)) return false;
   return true;
 }

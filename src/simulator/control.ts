@@ -38,7 +38,8 @@ export function createControl(service: SimService): SimulatorControl {
   const control: SimulatorControl = {
     now: () => service.now(),
     advanceClock(ms: number) {
-      if (!Number.isFinite(ms) || ms < 0) throw new ControlError(400, 'advanceMs must be a non-negative number');
+      if (!Number.isFinite(ms) || ms < 0)
+        throw new ControlError(400, 'advanceMs must be a non-negative number');
       service.clockOffsetMs += ms;
       service.tick();
     },
@@ -67,14 +68,19 @@ export function createControl(service: SimService): SimulatorControl {
       return service.account();
     },
     setCredits(granted: number | null) {
-      if (granted !== null && !(Number.isInteger(granted) && granted >= 0)) throw new ControlError(400, 'granted must be a non-negative integer or null');
+      if (granted !== null && !(Number.isInteger(granted) && granted >= 0))
+        throw new ControlError(400, 'granted must be a non-negative integer or null');
       service.ledger.granted = granted;
     },
     setUrlStyle(style: { pollUrl?: UrlStyle; downloadUrl?: UrlStyle }) {
       for (const key of ['pollUrl', 'downloadUrl'] as const) {
         const value = style[key];
         if (value === undefined) continue;
-        if (value !== 'path' && value !== 'absolute' && !(typeof value === 'object' && value !== null && typeof value.origin === 'string')) {
+        if (
+          value !== 'path' &&
+          value !== 'absolute' &&
+          !(typeof value === 'object' && value !== null && typeof value.origin === 'string')
+        ) {
           throw new ControlError(400, `${key} must be 'path', 'absolute' or { origin }`);
         }
         service.urlStyle[key] = value;
@@ -87,8 +93,22 @@ export function createControl(service: SimService): SimulatorControl {
       },
       listDomains(filters: Record<string, string> = {}) {
         service.tick();
-        const parsed = parseFilters(filters as Partial<Record<CanonicalFilter, unknown>>, undefined, { paging: false });
-        const unknown = Object.keys(filters).filter((k) => !['jurisdiction', 'payment_category', 'game_provider', 'exclude_provider', 'exclude_payment_category', 'has_affiliate_programs', 'geo', 'enriched_after'].includes(k));
+        const parsed = parseFilters(filters as Partial<Record<CanonicalFilter, unknown>>, undefined, {
+          paging: false,
+        });
+        const unknown = Object.keys(filters).filter(
+          (k) =>
+            ![
+              'jurisdiction',
+              'payment_category',
+              'game_provider',
+              'exclude_provider',
+              'exclude_payment_category',
+              'has_affiliate_programs',
+              'geo',
+              'enriched_after',
+            ].includes(k),
+        );
         if (unknown.length > 0) throw new ControlError(400, `unknown filter(s): ${unknown.join(', ')}`);
         if (Object.keys(parsed.errors).length > 0) throw new ControlError(400, JSON.stringify(parsed.errors));
         return Array.from(catalogue.list(parsed.filters), (id) => catalogue.profile(id).domain_normalized);
@@ -106,35 +126,55 @@ export function createControl(service: SimService): SimulatorControl {
       export(id: number) {
         const now = service.tick();
         const record = service.jobs.exports.get(id);
-        return record ? service.canonical.exportStatus(record, `${BASE_PATH}/exports/${id}/download`, now) : undefined;
+        return record
+          ? service.canonical.exportStatus(record, `${BASE_PATH}/exports/${id}/download`, now)
+          : undefined;
       },
     },
     mutate: {
       setLicenceStatus(domain, licenseNumber, status) {
         const p = control.truth.profile(domain);
-        if (!p?.licenses.some((l) => l.license_number === licenseNumber)) throw new ControlError(404, `no licence ${licenseNumber} on ${domain}`);
+        if (!p?.licenses.some((l) => l.license_number === licenseNumber))
+          throw new ControlError(404, `no licence ${licenseNumber} on ${domain}`);
         changeAndTouch(domain, (prof, at) => ({
           ...prof,
-          licenses: prof.licenses.map((l) => (l.license_number === licenseNumber ? { ...l, status, last_confirmed_at: at } : l)),
+          licenses: prof.licenses.map((l) =>
+            l.license_number === licenseNumber ? { ...l, status, last_confirmed_at: at } : l,
+          ),
         }));
       },
       removeLicence(domain, licenseNumber) {
         const p = control.truth.profile(domain);
-        if (!p?.licenses.some((l) => l.license_number === licenseNumber)) throw new ControlError(404, `no licence ${licenseNumber} on ${domain}`);
-        changeAndTouch(domain, (prof) => ({ ...prof, licenses: prof.licenses.filter((l) => l.license_number !== licenseNumber) }));
+        if (!p?.licenses.some((l) => l.license_number === licenseNumber))
+          throw new ControlError(404, `no licence ${licenseNumber} on ${domain}`);
+        changeAndTouch(domain, (prof) => ({
+          ...prof,
+          licenses: prof.licenses.filter((l) => l.license_number !== licenseNumber),
+        }));
       },
       removePaymentMethod(domain, normalizedName) {
         const p = control.truth.profile(domain);
-        if (!p?.payment_methods.some((m) => m.normalized_name === normalizedName)) throw new ControlError(404, `no payment method ${normalizedName} on ${domain}`);
-        changeAndTouch(domain, (prof) => ({ ...prof, payment_methods: prof.payment_methods.filter((m) => m.normalized_name !== normalizedName) }));
+        if (!p?.payment_methods.some((m) => m.normalized_name === normalizedName))
+          throw new ControlError(404, `no payment method ${normalizedName} on ${domain}`);
+        changeAndTouch(domain, (prof) => ({
+          ...prof,
+          payment_methods: prof.payment_methods.filter((m) => m.normalized_name !== normalizedName),
+        }));
       },
       addPaymentMethod(domain, pm) {
-        if (!pm || typeof pm.normalized_name !== 'string' || typeof pm.category !== 'string') throw new ControlError(400, 'pm needs normalized_name and category');
+        if (!pm || typeof pm.normalized_name !== 'string' || typeof pm.category !== 'string')
+          throw new ControlError(400, 'pm needs normalized_name and category');
         changeAndTouch(domain, (prof, at) => ({
           ...prof,
           payment_methods: [
             ...prof.payment_methods.filter((m) => m.normalized_name !== pm.normalized_name),
-            { normalized_name: pm.normalized_name, category: pm.category, confidence: pm.confidence ?? 'high', first_seen_at: at, last_confirmed_at: at },
+            {
+              normalized_name: pm.normalized_name,
+              category: pm.category,
+              confidence: pm.confidence ?? 'high',
+              first_seen_at: at,
+              last_confirmed_at: at,
+            },
           ],
         }));
       },
@@ -234,7 +274,12 @@ export function handleControlRequest(
     if (method === 'GET' && truth) {
       const [, kind, raw] = truth as unknown as [string, string, string];
       const key = decodeURIComponent(raw);
-      const value = kind === 'domains' ? control.truth.profile(key) : kind === 'runs' ? control.truth.run(Number(key)) : control.truth.export(Number(key));
+      const value =
+        kind === 'domains'
+          ? control.truth.profile(key)
+          : kind === 'runs'
+            ? control.truth.run(Number(key))
+            : control.truth.export(Number(key));
       return value === undefined ? { status: 404, json: { error: `not found: ${key}` } } : okJson(value);
     }
     return { status: 404, json: { error: `unknown control route: ${route}` } };
@@ -258,7 +303,10 @@ function mutate(control: SimulatorControl, b: Record<string, unknown>): unknown 
     case 'removePaymentMethod':
       return control.mutate.removePaymentMethod(s('domain'), s('normalizedName'));
     case 'addPaymentMethod':
-      return control.mutate.addPaymentMethod(s('domain'), b.pm as { normalized_name: string; category: string; confidence?: string });
+      return control.mutate.addPaymentMethod(
+        s('domain'),
+        b.pm as { normalized_name: string; category: string; confidence?: string },
+      );
     case 'addDomain':
       return control.mutate.addDomain({
         position: b.position as 'start' | 'end' | undefined,

@@ -44,7 +44,12 @@ export function csvCell(value: string | number | null | undefined): string {
  * The rows of a completed export, generated on the fly in chunks from the snapshot taken at
  * completion, so a million-row file never sits in memory.
  */
-export async function* exportChunks(record: ExportRecord, catalogue: Catalogue, renderer: Renderer, quirks: boolean): AsyncGenerator<string> {
+export async function* exportChunks(
+  record: ExportRecord,
+  catalogue: Catalogue,
+  renderer: Renderer,
+  quirks: boolean,
+): AsyncGenerator<string> {
   const ids = record.ids ?? new Int32Array(0);
   const snapshot = record.snapshot ?? new Map<number, TruthProfile>();
   const sections = SECTION_NAMES.filter((s) => record.fields.includes(s));

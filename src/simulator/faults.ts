@@ -45,7 +45,8 @@ export class FaultInjector {
       if (rule.method !== undefined && rule.method !== method) continue;
       if (rule.path !== undefined && !path.startsWith(rule.path)) continue;
       if (rule.times !== undefined && entry.used >= rule.times) continue;
-      if (rule.probability !== undefined && rule.probability < 1 && !(this.rng.next() < rule.probability)) continue;
+      if (rule.probability !== undefined && rule.probability < 1 && !(this.rng.next() < rule.probability))
+        continue;
       if (rule.kind === 'latency') {
         entry.used++;
         this.count('latency');
@@ -81,7 +82,13 @@ const KINDS: readonly FaultKind[] = ['status', 'rate_limit', 'reset', 'latency',
 function validateRule(rule: FaultRule): void {
   if (!rule || typeof rule !== 'object') throw new TypeError('fault rule must be an object');
   if (!KINDS.includes(rule.kind)) throw new TypeError(`fault rule kind must be one of ${KINDS.join(', ')}`);
-  if (rule.method !== undefined && rule.method !== 'GET' && rule.method !== 'POST') throw new TypeError('fault rule method must be GET or POST');
-  if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1)) throw new TypeError('fault rule probability must be in 0..1');
-  if (rule.status !== undefined && !(Number.isInteger(rule.status) && rule.status >= 100 && rule.status <= 599)) throw new TypeError('fault rule status must be an HTTP status');
+  if (rule.method !== undefined && rule.method !== 'GET' && rule.method !== 'POST')
+    throw new TypeError('fault rule method must be GET or POST');
+  if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1))
+    throw new TypeError('fault rule probability must be in 0..1');
+  if (
+    rule.status !== undefined &&
+    !(Number.isInteger(rule.status) && rule.status >= 100 && rule.status <= 599)
+  )
+    throw new TypeError('fault rule status must be an HTTP status');
 }

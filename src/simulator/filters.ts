@@ -4,7 +4,14 @@ import type { CanonicalFilter } from './types.js';
 /** Jurisdictions a licence filter accepts (api-spec.md "GET /domains"). */
 export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 /** Payment categories (api-spec.md "Payment method"). */
-export const PAYMENT_CATEGORIES = ['card', 'crypto', 'ewallet', 'bank_transfer', 'open_banking', 'local_apm'] as const;
+export const PAYMENT_CATEGORIES = [
+  'card',
+  'crypto',
+  'ewallet',
+  'bank_transfer',
+  'open_banking',
+  'local_apm',
+] as const;
 
 /** Validated domain filters (paging excluded). */
 export interface DomainFilters {
@@ -97,7 +104,8 @@ export function parseFilters(
     }
     const perPageText = text('per_page');
     if (perPageText !== undefined) {
-      if (!/^\d+$/.test(perPageText) || Number(perPageText) < 1) fail('per_page', 'must be an integer of at least 1');
+      if (!/^\d+$/.test(perPageText) || Number(perPageText) < 1)
+        fail('per_page', 'must be an integer of at least 1');
       else if (Number(perPageText) > MAX_PER_PAGE) fail('per_page', `must be at most ${MAX_PER_PAGE}`);
       else perPage = Number(perPageText);
     }

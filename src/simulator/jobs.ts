@@ -75,7 +75,8 @@ export class Jobs {
   /** Starts a run whose credits are already reserved. Duration 30–120 s × timeScale (api-spec.md "Limits"). */
   startRun(domainId: number, domain: string, strategy: string, nowMs: number): RunRecord {
     const id = this.nextRunId++;
-    const durationMs = (30_000 + unitFor(this.options.seed, SALT_RUN_DURATION, id) * 90_000) * this.options.timeScale;
+    const durationMs =
+      (30_000 + unitFor(this.options.seed, SALT_RUN_DURATION, id) * 90_000) * this.options.timeScale;
     const run: RunRecord = {
       id,
       domain,
@@ -94,7 +95,10 @@ export class Jobs {
   }
 
   /** Creates an export whose cost is already reserved. */
-  createExport(input: { format: 'csv' | 'json'; filters: DomainFilters; fields: SectionName[]; cost: number }, nowMs: number): ExportRecord {
+  createExport(
+    input: { format: 'csv' | 'json'; filters: DomainFilters; fields: SectionName[]; cost: number },
+    nowMs: number,
+  ): ExportRecord {
     const record: ExportRecord = {
       id: this.nextExportId++,
       ...input,
@@ -114,10 +118,12 @@ export class Jobs {
   tick(nowMs: number): void {
     const due: Array<{ at: number; apply: () => void }> = [];
     for (const run of this.runs.values()) {
-      if (run.status === 'pending' && run.dueMs <= nowMs) due.push({ at: run.dueMs, apply: () => this.finishRun(run) });
+      if (run.status === 'pending' && run.dueMs <= nowMs)
+        due.push({ at: run.dueMs, apply: () => this.finishRun(run) });
     }
     for (const record of this.exports.values()) {
-      if (record.status === 'pending' && record.readyMs <= nowMs) due.push({ at: record.readyMs, apply: () => this.finishExport(record) });
+      if (record.status === 'pending' && record.readyMs <= nowMs)
+        due.push({ at: record.readyMs, apply: () => this.finishExport(record) });
     }
     due.sort((a, b) => a.at - b.at);
     for (const job of due) job.apply();
@@ -148,7 +154,10 @@ export class Jobs {
     ];
     // 'timeout' is the only error_type the spec shows; quirks mode adds unseen ones.
     if (!this.options.quirks) return errors[0] as { error: string; error_type: string };
-    return errors[Math.floor(unitFor(this.options.seed, SALT_RUN_ERROR, id) * errors.length)] as { error: string; error_type: string };
+    return errors[Math.floor(unitFor(this.options.seed, SALT_RUN_ERROR, id) * errors.length)] as {
+      error: string;
+      error_type: string;
+    };
   }
 
   private finishExport(record: ExportRecord): void {

@@ -1,6 +1,10 @@
 /** Body of the 429 `quota_exceeded` error, exactly as api-spec.md "Errors" shows it. */
 export interface QuotaExceededBody {
-  error: { code: 'quota_exceeded'; message: string; details: { granted: number; used: number; reserved: number } };
+  error: {
+    code: 'quota_exceeded';
+    message: string;
+    details: { granted: number; used: number; reserved: number };
+  };
 }
 
 /**

@@ -38,7 +38,11 @@ export class Renderer {
   /** One item of GET /domains (api-spec.md "Domain summary"). */
   summary(p: TruthProfile): Json {
     return this.extra(
-      { domain_normalized: p.domain_normalized, company_name: p.company_name, last_enriched_at: this.ts(p.last_enriched_at) },
+      {
+        domain_normalized: p.domain_normalized,
+        company_name: p.company_name,
+        last_enriched_at: this.ts(p.last_enriched_at),
+      },
       `s:${p.domain_normalized}`,
     );
   }
@@ -66,11 +70,25 @@ export class Renderer {
     switch (section) {
       case 'licenses':
         return p.licenses.map((l) =>
-          this.extra({ ...l, first_seen_at: this.ts(l.first_seen_at), last_confirmed_at: this.ts(l.last_confirmed_at) }, `l:${tag}:${l.license_number}`),
+          this.extra(
+            {
+              ...l,
+              first_seen_at: this.ts(l.first_seen_at),
+              last_confirmed_at: this.ts(l.last_confirmed_at),
+            },
+            `l:${tag}:${l.license_number}`,
+          ),
         );
       case 'payment_methods':
         return p.payment_methods.map((m) =>
-          this.extra({ ...m, first_seen_at: this.ts(m.first_seen_at), last_confirmed_at: this.ts(m.last_confirmed_at) }, `m:${tag}:${m.normalized_name}`),
+          this.extra(
+            {
+              ...m,
+              first_seen_at: this.ts(m.first_seen_at),
+              last_confirmed_at: this.ts(m.last_confirmed_at),
+            },
+            `m:${tag}:${m.normalized_name}`,
+          ),
         );
       case 'game_providers':
         return p.game_providers.map((g) => this.extra({ ...g }, `g:${tag}:${g.normalized_name}`));
@@ -106,11 +124,24 @@ export class Renderer {
     if (run.status === 'failed') {
       // The spec says domain and strategy are present "for pending and completed"; a failed run omits them.
       return this.extra(
-        { id: run.id, status: 'failed', started_at: started, completed_at: completed, error_details: this.extra({ ...(run.error as Json) }, `e:${run.id}`) },
+        {
+          id: run.id,
+          status: 'failed',
+          started_at: started,
+          completed_at: completed,
+          error_details: this.extra({ ...(run.error as Json) }, `e:${run.id}`),
+        },
         `run:${run.id}`,
       );
     }
-    const out: Json = { id: run.id, status: run.status, domain: run.domain, strategy: run.strategy, started_at: started, completed_at: completed };
+    const out: Json = {
+      id: run.id,
+      status: run.status,
+      domain: run.domain,
+      strategy: run.strategy,
+      started_at: started,
+      completed_at: completed,
+    };
     if (run.status === 'completed') {
       out.enrichment = this.extra(
         { domain_normalized: run.domain, status: 'enriched', last_enriched_at: this.ts(run.lastEnrichedAt) },
@@ -124,7 +155,10 @@ export class Renderer {
   exportStatus(record: ExportRecord, downloadUrl: string, nowMs: number): Json {
     if (record.status === 'pending') {
       // Pending shape: "not shown" in the spec (docs/simulator.md "Exports"). Quirks calls it 'processing'.
-      return this.extra({ id: record.id, status: this.quirks ? 'processing' : 'pending', format: record.format }, `x:${record.id}`);
+      return this.extra(
+        { id: record.id, status: this.quirks ? 'processing' : 'pending', format: record.format },
+        `x:${record.id}`,
+      );
     }
     const expired = record.expiresMs !== null && nowMs >= record.expiresMs;
     return this.extra(

@@ -97,7 +97,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       // A fault before processing has no effect on the service; only a GET is computed (it has no
       // side effects) so that its body can be truncated or mangled realistically.
       let response: SimResponse | undefined;
-      if ((fault.kind === 'truncate' || fault.kind === 'malformed') && method === 'GET') response = await service.handle(simReq);
+      if ((fault.kind === 'truncate' || fault.kind === 'malformed') && method === 'GET')
+        response = await service.handle(simReq);
       const status = deliverFault(res, req, fault, response, service.now());
       logUsage({ endpoint, credits: 0 }, status, rawPath, method);
       return;
@@ -142,7 +143,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
   service.origin = origin;
-  logger.info('simulator listening', { origin, domains: service.options.domains, seed: service.options.seed });
+  logger.info('simulator listening', {
+    origin,
+    domains: service.options.domains,
+    seed: service.options.seed,
+  });
 
   let closed: Promise<void> | undefined;
   return {
@@ -209,9 +214,18 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sendJson(res: ServerResponse, status: number, json: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  json: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(json);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -229,25 +243,40 @@ async function send(res: ServerResponse, response: SimResponse): Promise<void> {
 }
 
 /** Delivers a fault; returns the status the client sees (0 for a reset connection). */
-function deliverFault(res: ServerResponse, req: IncomingMessage, fault: FaultRule, response: SimResponse | undefined, nowMs: number): number {
+function deliverFault(
+  res: ServerResponse,
+  req: IncomingMessage,
+  fault: FaultRule,
+  response: SimResponse | undefined,
+  nowMs: number,
+): number {
   switch (fault.kind) {
     case 'reset':
       req.socket.destroy();
       return 0;
     case 'status': {
       const status = fault.status ?? 503;
-      const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+      const headers: Record<string, string> =
+        fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
       sendJson(res, status, errorBody(STATUS_CODES[status] ?? 'Error', {}, nowMs), headers);
       return status;
     }
     case 'rate_limit': {
       // A rate limit is a 429 whose body is NOT quota_exceeded (time-based limits: "not shown").
-      sendJson(res, 429, { error: { code: 'rate_limited', message: 'Too many requests; retry later' } }, { 'retry-after': String(fault.retryAfterSeconds ?? 1) });
+      sendJson(
+        res,
+        429,
+        { error: { code: 'rate_limited', message: 'Too many requests; retry later' } },
+        { 'retry-after': String(fault.retryAfterSeconds ?? 1) },
+      );
       return 429;
     }
     case 'malformed': {
       const text = '{"success":true,"data":{"oops": <html>502 Bad Gateway</html>';
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
       return 200;
     }
@@ -259,9 +288,14 @@ function deliverFault(res: ServerResponse, req: IncomingMessage, fault: FaultRul
         void truncateStream(res, req, response.stream());
         return status;
       }
-      const text = JSON.stringify(response?.json ?? { success: true, data: { simulated: true, note: 'truncated before processing' } });
+      const text = JSON.stringify(
+        response?.json ?? { success: true, data: { simulated: true, note: 'truncated before processing' } },
+      );
       const bytes = Buffer.from(text, 'utf8');
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length });
+      res.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': bytes.length,
+      });
       res.write(bytes.subarray(0, Math.max(1, Math.floor(bytes.length / 2))), () => req.socket.destroy());
       return status;
     }
@@ -271,7 +305,11 @@ function deliverFault(res: ServerResponse, req: IncomingMessage, fault: FaultRul
   }
 }
 
-async function truncateStream(res: ServerResponse, req: IncomingMessage, chunks: AsyncIterable<string>): Promise<void> {
+async function truncateStream(
+  res: ServerResponse,
+  req: IncomingMessage,
+  chunks: AsyncIterable<string>,
+): Promise<void> {
   for await (const chunk of chunks) {
     res.write(chunk.slice(0, Math.max(1, Math.floor(chunk.length / 2))), () => req.socket.destroy());
     return;

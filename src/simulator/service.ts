@@ -77,7 +77,11 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
 }
 
 /** The documented error body used for 400, 404 and other non-quota errors (docs/simulator.md "Errors"). */
-export function errorBody(message: string, errors: FieldErrors = {}, nowMs = Date.now()): Record<string, unknown> {
+export function errorBody(
+  message: string,
+  errors: FieldErrors = {},
+  nowMs = Date.now(),
+): Record<string, unknown> {
   return { success: false, message, errors, timestamp: new Date(nowMs).toISOString() };
 }
 
@@ -107,10 +111,22 @@ export class SimService {
   constructor(options: SimulatorOptions = {}) {
     this.options = resolveOptions(options);
     const o = this.options;
-    this.catalogue = new Catalogue({ seed: o.seed, domains: o.domains, quirks: o.quirks, epochMs: o.epochMs });
+    this.catalogue = new Catalogue({
+      seed: o.seed,
+      domains: o.domains,
+      quirks: o.quirks,
+      epochMs: o.epochMs,
+    });
     this.ledger = new Ledger(o.credits);
     this.jobs = new Jobs(
-      { seed: o.seed, quirks: o.quirks, timeScale: o.timeScale, runFailureRate: o.runFailureRate, exportReadyMs: o.exportReadyMs, exportTtlMs: o.exportTtlMs },
+      {
+        seed: o.seed,
+        quirks: o.quirks,
+        timeScale: o.timeScale,
+        runFailureRate: o.runFailureRate,
+        exportReadyMs: o.exportReadyMs,
+        exportTtlMs: o.exportTtlMs,
+      },
       this.catalogue,
       this.ledger,
     );
@@ -155,7 +171,10 @@ export class SimService {
   wireName = (name: CanonicalFilter): string => this.options.queryParamNames[name];
 
   /** Maps wire-named keys to canonical ones; unknown keys become field errors. */
-  toCanonical(entries: Iterable<[string, unknown]>, errors: FieldErrors): Partial<Record<CanonicalFilter, unknown>> {
+  toCanonical(
+    entries: Iterable<[string, unknown]>,
+    errors: FieldErrors,
+  ): Partial<Record<CanonicalFilter, unknown>> {
     const out: Partial<Record<CanonicalFilter, unknown>> = {};
     for (const [key, value] of entries) {
       const name = this.wireToCanonical.get(key);
@@ -180,35 +199,54 @@ export class SimService {
     const [first, second, third, ...rest] = segments;
     if (!req.authValid) {
       // api-spec.md "Errors": 401 body exactly success/message/errors/timestamp.
-      return { status: 401, json: errorBody('Unauthorized', {}, now), usage: { endpoint: templateOf(method, segments) } };
+      return {
+        status: 401,
+        json: errorBody('Unauthorized', {}, now),
+        usage: { endpoint: templateOf(method, segments) },
+      };
     }
     if (req.badJson) {
-      return { status: 400, json: errorBody('Request body is not valid JSON', { body: ['must be a JSON object'] }, now), usage: { endpoint: templateOf(method, segments) } };
+      return {
+        status: 400,
+        json: errorBody('Request body is not valid JSON', { body: ['must be a JSON object'] }, now),
+        usage: { endpoint: templateOf(method, segments) },
+      };
     }
     const endpoint = templateOf(method, segments);
-    const notAllowed = (): SimResponse => ({ status: 405, json: errorBody('Method Not Allowed', {}, now), usage: { endpoint } });
+    const notAllowed = (): SimResponse => ({
+      status: 405,
+      json: errorBody('Method Not Allowed', {}, now),
+      usage: { endpoint },
+    });
     switch (first) {
       case 'domains':
-        if (second === undefined || (second === '' && third === undefined)) return method === 'GET' ? this.listDomains(req, now) : notAllowed();
+        if (second === undefined || (second === '' && third === undefined))
+          return method === 'GET' ? this.listDomains(req, now) : notAllowed();
         if (third === undefined) return method === 'GET' ? this.getDomain(req, second, now) : notAllowed();
         break;
       case 'enrichments':
         if (second === undefined) return method === 'POST' ? this.postEnrichment(req, now) : notAllowed();
         break;
       case 'enrichment_runs':
-        if (second !== undefined && third === undefined) return method === 'GET' ? this.getRun(second, now) : notAllowed();
+        if (second !== undefined && third === undefined)
+          return method === 'GET' ? this.getRun(second, now) : notAllowed();
         break;
       case 'account':
-        if (second === undefined) return method === 'GET' ? { status: 200, json: ok(this.account()), usage: { endpoint } } : notAllowed();
+        if (second === undefined)
+          return method === 'GET'
+            ? { status: 200, json: ok(this.account()), usage: { endpoint } }
+            : notAllowed();
         break;
       case 'exports':
         if (second === undefined) return method === 'POST' ? this.postExport(req, now) : notAllowed();
         if (third === undefined) return method === 'GET' ? this.getExport(second, now) : notAllowed();
-        if (third === 'download' && rest.length === 0) return method === 'GET' ? this.download(second, now) : notAllowed();
+        if (third === 'download' && rest.length === 0)
+          return method === 'GET' ? this.download(second, now) : notAllowed();
         break;
       case 'companies':
         if (method !== 'GET') break;
-        if (second === 'search' && third === 'preview' && rest.length === 0) return this.companiesPreview(req, now);
+        if (second === 'search' && third === 'preview' && rest.length === 0)
+          return this.companiesPreview(req, now);
         if (second === 'search' && third === undefined) return this.companiesSearch(req, now);
         if (second === 'resolve' && third === undefined) return this.companiesResolve(req, now);
         break;
@@ -235,7 +273,8 @@ export class SimService {
     }
     const parsed = parseFilters(input, this.wireName);
     Object.assign(errors, mergeErrors(errors, parsed.errors));
-    if (Object.keys(errors).length > 0) return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
+    if (Object.keys(errors).length > 0)
+      return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
     const ids = this.catalogue.list(parsed.filters);
     const start = (parsed.page - 1) * parsed.perPage;
     const domains: unknown[] = [];
@@ -255,12 +294,26 @@ export class SimService {
     try {
       requested = decodeURIComponent(rawDomain);
     } catch {
-      return { status: 400, json: errorBody('Validation failed', { domain: ['is not valid percent-encoding'] }, now), usage: { endpoint } };
+      return {
+        status: 400,
+        json: errorBody('Validation failed', { domain: ['is not valid percent-encoding'] }, now),
+        usage: { endpoint },
+      };
     }
     const include = parseInclude(req.query);
-    if ('errors' in include) return { status: 400, json: errorBody('Validation failed', include.errors, now), usage: { endpoint, domain: requested } };
+    if ('errors' in include)
+      return {
+        status: 400,
+        json: errorBody('Validation failed', include.errors, now),
+        usage: { endpoint, domain: requested },
+      };
     const id = this.catalogue.idOf(requested);
-    if (id === undefined) return { status: 404, json: errorBody('Domain not found', {}, now), usage: { endpoint, domain: requested } };
+    if (id === undefined)
+      return {
+        status: 404,
+        json: errorBody('Domain not found', {}, now),
+        usage: { endpoint, domain: requested },
+      };
     const profile = this.catalogue.profile(id);
     return {
       status: 200,
@@ -274,18 +327,33 @@ export class SimService {
   private postEnrichment(req: SimRequest, now: number): SimResponse {
     const endpoint = 'POST /enrichments';
     const body = req.body;
-    if (!isObject(body)) return { status: 400, json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now), usage: { endpoint } };
+    if (!isObject(body))
+      return {
+        status: 400,
+        json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
+        usage: { endpoint },
+      };
     const errors: FieldErrors = {};
-    if (typeof body.domain !== 'string' || body.domain.trim() === '') errors.domain = ['is required and must be a string'];
-    if (body.strategy !== undefined && (typeof body.strategy !== 'string' || body.strategy.trim() === '' || body.strategy.length > 64)) {
+    if (typeof body.domain !== 'string' || body.domain.trim() === '')
+      errors.domain = ['is required and must be a string'];
+    if (
+      body.strategy !== undefined &&
+      (typeof body.strategy !== 'string' || body.strategy.trim() === '' || body.strategy.length > 64)
+    ) {
       // Allowed strategies are "not shown": any non-empty string is accepted and echoed.
       errors.strategy = ['must be a non-empty string'];
     }
-    if (Object.keys(errors).length > 0) return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
+    if (Object.keys(errors).length > 0)
+      return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
     const requested = body.domain as string;
     const strategy = (body.strategy as string | undefined) ?? 'full';
     const id = this.catalogue.idOf(requested);
-    if (id === undefined) return { status: 404, json: errorBody('Domain not found', {}, now), usage: { endpoint, domain: requested } };
+    if (id === undefined)
+      return {
+        status: 404,
+        json: errorBody('Domain not found', {}, now),
+        usage: { endpoint, domain: requested },
+      };
     const profile = this.catalogue.profile(id);
     const domain = profile.domain_normalized;
     // "How recent a cached enrichment must be: not shown" → cacheWindowMs (docs/simulator.md).
@@ -296,10 +364,18 @@ export class SimService {
         last_enriched_at: this.renderer.ts(profile.last_enriched_at),
         meta: this.renderer.extra({ served_from_cache: true, billable: false }, `cm:${domain}`),
       };
-      return { status: 200, json: ok(this.renderer.extra(data, `c:${domain}`)), usage: { endpoint, domain, credits: 0 } };
+      return {
+        status: 200,
+        json: ok(this.renderer.extra(data, `c:${domain}`)),
+        usage: { endpoint, domain, credits: 0 },
+      };
     }
     if (!this.ledger.reserve(ENRICHMENT_CREDITS)) {
-      return { status: 429, json: this.ledger.quotaExceededBody(ENRICHMENT_CREDITS), usage: { endpoint, domain } };
+      return {
+        status: 429,
+        json: this.ledger.quotaExceededBody(ENRICHMENT_CREDITS),
+        usage: { endpoint, domain },
+      };
     }
     const run = this.jobs.startRun(id, domain, strategy, now);
     const data = {
@@ -324,8 +400,13 @@ export class SimService {
     const endpoint = 'GET /enrichment_runs/:id';
     const run = /^\d+$/.test(rawId) ? this.jobs.runs.get(Number(rawId)) : undefined;
     // "Response when the id is unknown: not shown" → 404 with the documented error body.
-    if (!run) return { status: 404, json: errorBody('Enrichment run not found', {}, now), usage: { endpoint } };
-    return { status: 200, json: ok(this.renderer.run(run)), usage: { endpoint, runId: run.id, domain: run.domain } };
+    if (!run)
+      return { status: 404, json: errorBody('Enrichment run not found', {}, now), usage: { endpoint } };
+    return {
+      status: 200,
+      json: ok(this.renderer.run(run)),
+      usage: { endpoint, runId: run.id, domain: run.domain },
+    };
   }
 
   // ---- POST /exports --------------------------------------------------------------------------
@@ -333,9 +414,15 @@ export class SimService {
   private postExport(req: SimRequest, now: number): SimResponse {
     const endpoint = 'POST /exports';
     const body = req.body === undefined ? {} : req.body;
-    if (!isObject(body)) return { status: 400, json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now), usage: { endpoint } };
+    if (!isObject(body))
+      return {
+        status: 400,
+        json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
+        usage: { endpoint },
+      };
     const errors: FieldErrors = {};
-    for (const key of Object.keys(body)) if (!EXPORT_BODY_KEYS.has(key)) errors[key] = ['is not a known field'];
+    for (const key of Object.keys(body))
+      if (!EXPORT_BODY_KEYS.has(key)) errors[key] = ['is not a known field'];
     const rawFilters = body.filters ?? {};
     let filters = {};
     if (!isObject(rawFilters)) errors.filters = ['must be an object'];
@@ -343,7 +430,8 @@ export class SimService {
       const filterErrors: FieldErrors = {};
       const input = this.toCanonical(Object.entries(rawFilters), filterErrors);
       const parsed = parseFilters(input, this.wireName, { paging: false });
-      for (const [key, messages] of Object.entries(mergeErrors(filterErrors, parsed.errors))) errors[`filters.${key}`] = messages;
+      for (const [key, messages] of Object.entries(mergeErrors(filterErrors, parsed.errors)))
+        errors[`filters.${key}`] = messages;
       filters = parsed.filters;
     }
     const format = body.export_format ?? 'csv';
@@ -351,15 +439,20 @@ export class SimService {
     const rawFields = body.fields ?? body['fields[]'];
     let fields: SectionName[] = [...SECTION_NAMES];
     if (rawFields !== undefined) {
-      if (!Array.isArray(rawFields) || rawFields.some((f) => typeof f !== 'string' || !(SECTION_NAMES as readonly string[]).includes(f))) {
+      if (
+        !Array.isArray(rawFields) ||
+        rawFields.some((f) => typeof f !== 'string' || !(SECTION_NAMES as readonly string[]).includes(f))
+      ) {
         errors.fields = [`must be an array of: ${SECTION_NAMES.join(', ')}`];
       } else fields = SECTION_NAMES.filter((s) => (rawFields as string[]).includes(s));
     }
-    if (Object.keys(errors).length > 0) return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
+    if (Object.keys(errors).length > 0)
+      return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
     const rows = this.catalogue.list(filters).length;
     // "The exact cost formula: not shown" → ceil(rows × exportCreditsPerRow) (docs/simulator.md).
     const cost = Math.ceil(rows * this.options.exportCreditsPerRow);
-    if (!this.ledger.reserve(cost)) return { status: 429, json: this.ledger.quotaExceededBody(cost), usage: { endpoint } };
+    if (!this.ledger.reserve(cost))
+      return { status: 429, json: this.ledger.quotaExceededBody(cost), usage: { endpoint } };
     const record = this.jobs.createExport({ format: format as 'csv' | 'json', filters, fields, cost }, now);
     const data = { export_id: record.id, poll_url: this.url('pollUrl', `${BASE_PATH}/exports/${record.id}`) };
     return {
@@ -374,7 +467,11 @@ export class SimService {
     const record = /^\d+$/.test(rawId) ? this.jobs.exports.get(Number(rawId)) : undefined;
     if (!record) return { status: 404, json: errorBody('Export not found', {}, now), usage: { endpoint } };
     const download = this.url('downloadUrl', `${BASE_PATH}/exports/${record.id}/download`);
-    return { status: 200, json: ok(this.renderer.exportStatus(record, download, now)), usage: { endpoint, exportId: record.id } };
+    return {
+      status: 200,
+      json: ok(this.renderer.exportStatus(record, download, now)),
+      usage: { endpoint, exportId: record.id },
+    };
   }
 
   private download(rawId: string, now: number): SimResponse {
@@ -382,8 +479,18 @@ export class SimService {
     const record = /^\d+$/.test(rawId) ? this.jobs.exports.get(Number(rawId)) : undefined;
     // api-spec.md "GET /exports/:id/download": 404 when unknown, still pending, or expired.
     if (!record) return { status: 404, json: errorBody('Export not found', {}, now), usage: { endpoint } };
-    if (record.status !== 'completed') return { status: 404, json: errorBody('Export is still pending', {}, now), usage: { endpoint, exportId: record.id } };
-    if (now >= (record.expiresMs as number)) return { status: 404, json: errorBody('Export file has expired', {}, now), usage: { endpoint, exportId: record.id } };
+    if (record.status !== 'completed')
+      return {
+        status: 404,
+        json: errorBody('Export is still pending', {}, now),
+        usage: { endpoint, exportId: record.id },
+      };
+    if (now >= (record.expiresMs as number))
+      return {
+        status: 404,
+        json: errorBody('Export file has expired', {}, now),
+        usage: { endpoint, exportId: record.id },
+      };
     return {
       status: 200,
       headers: {
@@ -422,7 +529,12 @@ export class SimService {
   private companySummary(c: number): Record<string, unknown> {
     const company = this.catalogue.company(c);
     return this.renderer.extra(
-      { name: company.name, legal_entity_name: company.legal_entity_name, country_of_incorporation: company.country, domains_count: this.domainsCount(c) },
+      {
+        name: company.name,
+        legal_entity_name: company.legal_entity_name,
+        country_of_incorporation: company.country,
+        domains_count: this.domainsCount(c),
+      },
       `co:${c}`,
     );
   }
@@ -436,7 +548,11 @@ export class SimService {
     }
     return {
       status: 200,
-      json: ok({ count: matches.length, facets: { country_of_incorporation: facets }, cost: { credits_per_result: 1, max_credits: matches.length } }),
+      json: ok({
+        count: matches.length,
+        facets: { country_of_incorporation: facets },
+        cost: { credits_per_result: 1, max_credits: matches.length },
+      }),
       usage: { endpoint: 'GET /companies/search/preview' },
     };
   }
@@ -446,16 +562,25 @@ export class SimService {
     const perPage = Number(req.query.get('per_page') ?? '20');
     const page = Number(req.query.get('page') ?? '1');
     const errors: FieldErrors = {};
-    if (!Number.isInteger(perPage) || perPage < 1 || perPage > 100) errors.per_page = ['must be an integer from 1 to 100'];
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > 100)
+      errors.per_page = ['must be an integer from 1 to 100'];
     if (!Number.isInteger(page) || page < 1) errors.page = ['must be an integer of at least 1'];
-    if (Object.keys(errors).length > 0) return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
+    if (Object.keys(errors).length > 0)
+      return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
     const matches = this.matchingCompanies(req.query.get('q') ?? '');
     const slice = matches.slice((page - 1) * perPage, page * perPage);
     // Cost list: 1 credit per result returned.
-    if (!this.ledger.charge(slice.length)) return { status: 429, json: this.ledger.quotaExceededBody(slice.length), usage: { endpoint } };
+    if (!this.ledger.charge(slice.length))
+      return { status: 429, json: this.ledger.quotaExceededBody(slice.length), usage: { endpoint } };
     return {
       status: 200,
-      json: ok({ companies: slice.map((c) => this.companySummary(c)), total: matches.length, page, per_page: perPage, credits_used: slice.length }),
+      json: ok({
+        companies: slice.map((c) => this.companySummary(c)),
+        total: matches.length,
+        page,
+        per_page: perPage,
+        credits_used: slice.length,
+      }),
       usage: { endpoint, credits: slice.length },
     };
   }
@@ -469,12 +594,19 @@ export class SimService {
       const id = this.catalogue.idOf(domain);
       found = id === undefined ? [] : [this.catalogue.companyOf(id)];
     } else if (name) {
-      found = this.matchingCompanies('').filter((c) => this.catalogue.company(c).name.toLowerCase() === name.trim().toLowerCase()).slice(0, 10);
+      found = this.matchingCompanies('')
+        .filter((c) => this.catalogue.company(c).name.toLowerCase() === name.trim().toLowerCase())
+        .slice(0, 10);
     } else {
-      return { status: 400, json: errorBody('Validation failed', { name: ['name or domain is required'] }, now), usage: { endpoint } };
+      return {
+        status: 400,
+        json: errorBody('Validation failed', { name: ['name or domain is required'] }, now),
+        usage: { endpoint },
+      };
     }
     const credits = found.length * 3;
-    if (!this.ledger.charge(credits)) return { status: 429, json: this.ledger.quotaExceededBody(credits), usage: { endpoint } };
+    if (!this.ledger.charge(credits))
+      return { status: 429, json: this.ledger.quotaExceededBody(credits), usage: { endpoint } };
     const profiles = found.map((c) => ({ ...this.companySummary(c), domains: this.companyDomains(c, 100) }));
     return { status: 200, json: ok({ profiles, credits_used: credits }), usage: { endpoint, credits } };
   }
@@ -496,10 +628,19 @@ function mergeErrors(a: FieldErrors, b: FieldErrors): FieldErrors {
 
 /** `include[]` (repeatable), also `include` and comma-separated values; default all sections. */
 function parseInclude(query: URLSearchParams): { sections: SectionName[] } | { errors: FieldErrors } {
-  const values = [...query.getAll('include[]'), ...query.getAll('include')].flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-  if (values.length === 0 && !query.has('include[]') && !query.has('include')) return { sections: [...SECTION_NAMES] };
+  const values = [...query.getAll('include[]'), ...query.getAll('include')]
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+  if (values.length === 0 && !query.has('include[]') && !query.has('include'))
+    return { sections: [...SECTION_NAMES] };
   const unknown = values.filter((v) => !(SECTION_NAMES as readonly string[]).includes(v));
-  if (unknown.length > 0) return { errors: { 'include[]': [`unknown section(s): ${unknown.join(', ')}; allowed: ${SECTION_NAMES.join(', ')}`] } };
+  if (unknown.length > 0)
+    return {
+      errors: {
+        'include[]': [`unknown section(s): ${unknown.join(', ')}; allowed: ${SECTION_NAMES.join(', ')}`],
+      },
+    };
   return { sections: SECTION_NAMES.filter((s) => values.includes(s)) };
 }
 
@@ -507,7 +648,8 @@ function parseInclude(query: URLSearchParams): { sections: SectionName[] } | { e
 export function templateOf(method: string, segments: string[]): string {
   const [first, second, third, fourth] = segments;
   const m = method;
-  if (first === 'domains') return second === undefined || second === '' ? `${m} /domains` : `${m} /domains/:domain`;
+  if (first === 'domains')
+    return second === undefined || second === '' ? `${m} /domains` : `${m} /domains/:domain`;
   if (first === 'enrichments') return `${m} /enrichments`;
   if (first === 'enrichment_runs') return `${m} /enrichment_runs/:id`;
   if (first === 'account') return `${m} /account`;
@@ -516,7 +658,8 @@ export function templateOf(method: string, segments: string[]): string {
     return third === 'download' ? `${m} /exports/:id/download` : `${m} /exports/:id`;
   }
   if (first === 'companies') {
-    if (second === 'search' && third === 'preview' && fourth === undefined) return `${m} /companies/search/preview`;
+    if (second === 'search' && third === 'preview' && fourth === undefined)
+      return `${m} /companies/search/preview`;
     if (second === 'search') return `${m} /companies/search`;
     if (second === 'resolve') return `${m} /companies/resolve`;
   }

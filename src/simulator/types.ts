@@ -264,12 +264,7 @@ export interface TruthProfile {
 
 /** Sections of a profile that `include[]` and export `fields[]` select. */
 export type SectionName =
-  | 'licenses'
-  | 'payment_methods'
-  | 'game_providers'
-  | 'affiliate_programs'
-  | 'geo'
-  | 'related_domains';
+  'licenses' | 'payment_methods' | 'game_providers' | 'affiliate_programs' | 'geo' | 'related_domains';
 
 /** Every section name, in the order the spec lists them. */
 export const SECTION_NAMES: readonly SectionName[] = [
@@ -337,7 +332,10 @@ export interface SimulatorControl {
   mutate: {
     setLicenceStatus(domain: string, licenseNumber: string, status: string): void;
     removePaymentMethod(domain: string, normalizedName: string): void;
-    addPaymentMethod(domain: string, pm: { normalized_name: string; category: string; confidence?: string }): void;
+    addPaymentMethod(
+      domain: string,
+      pm: { normalized_name: string; category: string; confidence?: string },
+    ): void;
     removeLicence(domain: string, licenseNumber: string): void;
     /** Adds a domain and returns its `domain_normalized`; 'start' lists it before every other. */
     addDomain(opts?: { position?: 'start' | 'end'; domain?: string }): string;

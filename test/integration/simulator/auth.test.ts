@@ -6,12 +6,25 @@ describe('simulator authentication (api-spec.md "Authentication")', () => {
   it('accepts X-API-Key and Authorization: Bearer', async () => {
     const sim = await startTestSimulator({ domains: 20 });
     expect((await call(sim, 'GET', '/account')).status).toBe(200);
-    expect((await call(sim, 'GET', '/account', { auth: false, headers: { Authorization: `Bearer ${sim.apiKey}` } })).status).toBe(200);
+    expect(
+      (
+        await call(sim, 'GET', '/account', {
+          auth: false,
+          headers: { Authorization: `Bearer ${sim.apiKey}` },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('gives the exact 401 body for a missing or invalid key', async () => {
     const sim = await startTestSimulator({ domains: 20 });
-    for (const headers of [{}, { 'X-API-Key': 'client_wrong' }, { Authorization: 'Bearer client_wrong' }, { Authorization: sim.apiKey }]) {
+    const cases: Array<Record<string, string>> = [
+      {},
+      { 'X-API-Key': 'client_wrong' },
+      { Authorization: 'Bearer client_wrong' },
+      { Authorization: sim.apiKey },
+    ];
+    for (const headers of cases) {
       const reply = await call(sim, 'GET', '/domains', { auth: false, headers });
       expect(reply.status).toBe(401);
       expect(Object.keys(reply.body).sort()).toEqual(['errors', 'message', 'success', 'timestamp']);
@@ -22,9 +35,15 @@ describe('simulator authentication (api-spec.md "Authentication")', () => {
 
   it('lets X-API-Key win when both headers are present, even when it is the invalid one', async () => {
     const sim = await startTestSimulator({ domains: 20 });
-    const bothBadKey = await call(sim, 'GET', '/account', { auth: false, headers: { 'X-API-Key': 'client_wrong', Authorization: `Bearer ${sim.apiKey}` } });
+    const bothBadKey = await call(sim, 'GET', '/account', {
+      auth: false,
+      headers: { 'X-API-Key': 'client_wrong', Authorization: `Bearer ${sim.apiKey}` },
+    });
     expect(bothBadKey.status).toBe(401);
-    const bothGoodKey = await call(sim, 'GET', '/account', { auth: false, headers: { 'X-API-Key': sim.apiKey, Authorization: 'Bearer client_wrong' } });
+    const bothGoodKey = await call(sim, 'GET', '/account', {
+      auth: false,
+      headers: { 'X-API-Key': sim.apiKey, Authorization: 'Bearer client_wrong' },
+    });
     expect(bothGoodKey.status).toBe(200);
     expect(sim.control.requests().map((r) => [r.auth, r.authValid])).toEqual([
       ['x-api-key', false],
@@ -35,7 +54,9 @@ describe('simulator authentication (api-spec.md "Authentication")', () => {
   it('accepts every configured key and logs 401s in usage without storing the key', async () => {
     const sim = await startTestSimulator({ domains: 20, apiKeys: ['client_one', 'client_two'] });
     expect(sim.apiKey).toBe('client_one');
-    expect((await call(sim, 'GET', '/account', { auth: false, headers: { 'X-API-Key': 'client_two' } })).status).toBe(200);
+    expect(
+      (await call(sim, 'GET', '/account', { auth: false, headers: { 'X-API-Key': 'client_two' } })).status,
+    ).toBe(200);
     await call(sim, 'GET', '/account', { auth: false });
     expect(sim.control.usage().map((u) => [u.endpoint, u.status, u.credits])).toEqual([
       ['GET /account', 200, 0],

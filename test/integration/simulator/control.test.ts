@@ -13,18 +13,33 @@ describe('/_sim control surface over HTTP', () => {
     expect(JSON.stringify(state.body)).not.toContain(sim.apiKey);
 
     const before = sim.control.now();
-    const clock = await call(sim, 'POST', '/_sim/clock', { base: 'origin', auth: false, body: { advanceMs: 3_600_000 } });
+    const clock = await call(sim, 'POST', '/_sim/clock', {
+      base: 'origin',
+      auth: false,
+      body: { advanceMs: 3_600_000 },
+    });
     expect(clock.body.now).toBeGreaterThanOrEqual(before + 3_600_000);
 
-    const credits = await call(sim, 'POST', '/_sim/credits', { base: 'origin', auth: false, body: { granted: null } });
+    const credits = await call(sim, 'POST', '/_sim/credits', {
+      base: 'origin',
+      auth: false,
+      body: { granted: null },
+    });
     expect(credits.body).toMatchObject({ credits_granted: null });
-    expect((await call(sim, 'POST', '/_sim/credits', { base: 'origin', auth: false, body: { granted: -1 } })).status).toBe(400);
+    expect(
+      (await call(sim, 'POST', '/_sim/credits', { base: 'origin', auth: false, body: { granted: -1 } }))
+        .status,
+    ).toBe(400);
 
     await call(sim, 'GET', '/account');
     const usage = await call(sim, 'GET', '/_sim/usage', { base: 'origin', auth: false });
-    expect(usage.body.usage).toEqual([expect.objectContaining({ endpoint: 'GET /account', status: 200, credits: 0 })]);
+    expect(usage.body.usage).toEqual([
+      expect.objectContaining({ endpoint: 'GET /account', status: 200, credits: 0 }),
+    ]);
     const requests = await call(sim, 'GET', '/_sim/requests', { base: 'origin', auth: false });
-    expect(requests.body.requests).toEqual([expect.objectContaining({ method: 'GET', path: '/account', auth: 'x-api-key', authValid: true })]);
+    expect(requests.body.requests).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/account', auth: 'x-api-key', authValid: true }),
+    ]);
     await call(sim, 'DELETE', '/_sim/logs', { base: 'origin', auth: false });
     expect(sim.control.usage()).toEqual([]);
     expect(sim.control.requests()).toEqual([]);
@@ -32,49 +47,114 @@ describe('/_sim control surface over HTTP', () => {
 
   it('sets and clears faults', async () => {
     const sim = await startTestSimulator({ domains: 10 });
-    const put = await call(sim, 'PUT', '/_sim/faults', { base: 'origin', auth: false, body: { rules: [{ kind: 'status', status: 500 }] } });
+    const put = await call(sim, 'PUT', '/_sim/faults', {
+      base: 'origin',
+      auth: false,
+      body: { rules: [{ kind: 'status', status: 500 }] },
+    });
     expect(put.status).toBe(200);
     expect((await call(sim, 'GET', '/account')).status).toBe(500);
     const stats = await call(sim, 'GET', '/_sim/faults', { base: 'origin', auth: false });
     expect(stats.body.stats).toEqual({ injected: { status: 1 }, total: 1 });
     await call(sim, 'DELETE', '/_sim/faults', { base: 'origin', auth: false });
     expect((await call(sim, 'GET', '/account')).status).toBe(200);
-    expect((await call(sim, 'PUT', '/_sim/faults', { base: 'origin', auth: false, body: { rules: [{ kind: 'bogus' }] } })).status).toBe(400);
+    expect(
+      (
+        await call(sim, 'PUT', '/_sim/faults', {
+          base: 'origin',
+          auth: false,
+          body: { rules: [{ kind: 'bogus' }] },
+        })
+      ).status,
+    ).toBe(400);
   });
 
   it('reads the truth and mutates the catalogue', async () => {
     const sim = await startTestSimulator({ domains: 40 });
-    const list = await call(sim, 'GET', '/_sim/truth/domains?jurisdiction=mga&limit=3', { base: 'origin', auth: false });
+    const list = await call(sim, 'GET', '/_sim/truth/domains?jurisdiction=mga&limit=3', {
+      base: 'origin',
+      auth: false,
+    });
     expect(list.body.total).toBe(sim.control.truth.listDomains({ jurisdiction: 'mga' }).length);
     expect(list.body.domains).toEqual(sim.control.truth.listDomains({ jurisdiction: 'mga' }).slice(0, 3));
     const domain = list.body.domains[0] as string;
-    const profile = await call(sim, 'GET', `/_sim/truth/domains/${encodeURIComponent(domain)}`, { base: 'origin', auth: false });
+    const profile = await call(sim, 'GET', `/_sim/truth/domains/${encodeURIComponent(domain)}`, {
+      base: 'origin',
+      auth: false,
+    });
     expect(profile.body).toEqual(sim.control.truth.profile(domain));
     const licence = profile.body.licenses.find((l: { jurisdiction: string }) => l.jurisdiction === 'mga');
 
-    const setStatus = await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'setLicenceStatus', domain, licenseNumber: licence.license_number, status: 'revoked' } });
+    const setStatus = await call(sim, 'POST', '/_sim/mutate', {
+      base: 'origin',
+      auth: false,
+      body: { op: 'setLicenceStatus', domain, licenseNumber: licence.license_number, status: 'revoked' },
+    });
     expect(setStatus.status).toBe(200);
     const after = sim.control.truth.profile(domain)!;
     expect(after.licenses.find((l) => l.license_number === licence.license_number)!.status).toBe('revoked');
     expect(after.last_enriched_at > profile.body.last_enriched_at).toBe(true);
 
-    await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'addPaymentMethod', domain, pm: { normalized_name: 'newpay', category: 'ewallet' } } });
-    expect(sim.control.truth.profile(domain)!.payment_methods.at(-1)).toMatchObject({ normalized_name: 'newpay', category: 'ewallet', confidence: 'high' });
-    await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'removePaymentMethod', domain, normalizedName: 'newpay' } });
-    await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'removeLicence', domain, licenseNumber: licence.license_number } });
-    expect(sim.control.truth.profile(domain)!.licenses.some((l) => l.license_number === licence.license_number)).toBe(false);
+    await call(sim, 'POST', '/_sim/mutate', {
+      base: 'origin',
+      auth: false,
+      body: { op: 'addPaymentMethod', domain, pm: { normalized_name: 'newpay', category: 'ewallet' } },
+    });
+    expect(sim.control.truth.profile(domain)!.payment_methods.at(-1)).toMatchObject({
+      normalized_name: 'newpay',
+      category: 'ewallet',
+      confidence: 'high',
+    });
+    await call(sim, 'POST', '/_sim/mutate', {
+      base: 'origin',
+      auth: false,
+      body: { op: 'removePaymentMethod', domain, normalizedName: 'newpay' },
+    });
+    await call(sim, 'POST', '/_sim/mutate', {
+      base: 'origin',
+      auth: false,
+      body: { op: 'removeLicence', domain, licenseNumber: licence.license_number },
+    });
+    expect(
+      sim.control.truth.profile(domain)!.licenses.some((l) => l.license_number === licence.license_number),
+    ).toBe(false);
 
-    const added = await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'addDomain', position: 'start' } });
+    const added = await call(sim, 'POST', '/_sim/mutate', {
+      base: 'origin',
+      auth: false,
+      body: { op: 'addDomain', position: 'start' },
+    });
     expect(sim.control.truth.listDomains()[0]).toBe(added.body.result);
-    await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'removeDomain', domain: added.body.result } });
-    expect((await call(sim, 'GET', '/_sim/truth/count', { base: 'origin', auth: false })).body.count).toBe(40);
-    expect((await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'reenrich', domain: 'missing.example' } })).status).toBe(404);
-    expect((await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'explode' } })).status).toBe(400);
+    await call(sim, 'POST', '/_sim/mutate', {
+      base: 'origin',
+      auth: false,
+      body: { op: 'removeDomain', domain: added.body.result },
+    });
+    expect((await call(sim, 'GET', '/_sim/truth/count', { base: 'origin', auth: false })).body.count).toBe(
+      40,
+    );
+    expect(
+      (
+        await call(sim, 'POST', '/_sim/mutate', {
+          base: 'origin',
+          auth: false,
+          body: { op: 'reenrich', domain: 'missing.example' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await call(sim, 'POST', '/_sim/mutate', { base: 'origin', auth: false, body: { op: 'explode' } }))
+        .status,
+    ).toBe(400);
   });
 
   it('changes the URL style of poll_url and download_url', async () => {
     const sim = await startTestSimulator({ domains: 10, timeScale: 0.01 });
-    await call(sim, 'PUT', '/_sim/url-style', { base: 'origin', auth: false, body: { pollUrl: 'absolute', downloadUrl: { origin: 'http://evil.example:9' } } });
+    await call(sim, 'PUT', '/_sim/url-style', {
+      base: 'origin',
+      auth: false,
+      body: { pollUrl: 'absolute', downloadUrl: { origin: 'http://evil.example:9' } },
+    });
     const created = await call(sim, 'POST', '/exports', { body: {} });
     expect(created.body.data.poll_url).toBe(`${sim.baseUrl}/exports/1`);
     sim.control.advanceClock(1_000);

@@ -13,7 +13,11 @@ describe('GET /domains', () => {
     expect(first.body.success).toBe(true);
     expect(first.body.data).toMatchObject({ total: 120, page: 1, per_page: 50 });
     expect(first.body.data.domains).toHaveLength(50);
-    expect(Object.keys(first.body.data.domains[0]).sort()).toEqual(['company_name', 'domain_normalized', 'last_enriched_at']);
+    expect(Object.keys(first.body.data.domains[0]).sort()).toEqual([
+      'company_name',
+      'domain_normalized',
+      'last_enriched_at',
+    ]);
     const all: string[] = [];
     for (let page = 1; page <= 3; page++) {
       const reply = await call(sim, 'GET', `/domains?per_page=50&page=${page}`);
@@ -46,7 +50,8 @@ describe('GET /domains', () => {
       for (const name of truth.slice(0, 10)) {
         const p = sim.control.truth.profile(name)!;
         if (f.jurisdiction) expect(p.licenses.some((l) => l.jurisdiction === f.jurisdiction)).toBe(true);
-        if (f.exclude_payment_category) expect(p.payment_methods.some((m) => m.category === f.exclude_payment_category)).toBe(false);
+        if (f.exclude_payment_category)
+          expect(p.payment_methods.some((m) => m.category === f.exclude_payment_category)).toBe(false);
         if (f.enriched_after) expect(p.last_enriched_at > f.enriched_after).toBe(true);
       }
     }
@@ -63,11 +68,16 @@ describe('GET /domains', () => {
   });
 
   it('uses the configured wire names for filters and paging', async () => {
-    const sim = await startTestSimulator({ domains: 60, queryParamNames: { jurisdiction: 'licence', per_page: 'limit', page: 'p' } });
+    const sim = await startTestSimulator({
+      domains: 60,
+      queryParamNames: { jurisdiction: 'licence', per_page: 'limit', page: 'p' },
+    });
     const reply = await call(sim, 'GET', '/domains?licence=mga&limit=5&p=2');
     expect(reply.status).toBe(200);
     expect(reply.body.data).toMatchObject({ page: 2, per_page: 5 });
-    expect(reply.body.data.domains.map((d: { domain_normalized: string }) => d.domain_normalized)).toEqual(sim.control.truth.listDomains({ jurisdiction: 'mga' }).slice(5, 10));
+    expect(reply.body.data.domains.map((d: { domain_normalized: string }) => d.domain_normalized)).toEqual(
+      sim.control.truth.listDomains({ jurisdiction: 'mga' }).slice(5, 10),
+    );
     expect((await call(sim, 'GET', '/domains?jurisdiction=mga')).status).toBe(400);
   });
 
@@ -113,15 +123,29 @@ describe('GET /domains/:domain', () => {
     expect(reply.status).toBe(200);
     const data = reply.body.data;
     const truth = sim.control.truth.profile(name)!;
-    expect(data).toMatchObject({ domain: name, domain_normalized: name, status: 'enriched', last_enriched_at: truth.last_enriched_at });
+    expect(data).toMatchObject({
+      domain: name,
+      domain_normalized: name,
+      status: 'enriched',
+      last_enriched_at: truth.last_enriched_at,
+    });
     expect(data.operator).toEqual(truth.operator);
     expect(data.brand).toEqual(truth.brand);
     expect(data.licenses).toEqual(truth.licenses);
     expect(data.payment_methods).toEqual(truth.payment_methods);
-    for (const section of ['game_providers', 'affiliate_programs', 'geo', 'related_domains']) expect(data).toHaveProperty(section);
-    expect(data.meta).toMatchObject({ served_from_cache: true, billable: false, observed_at: truth.last_enriched_at });
+    for (const section of ['game_providers', 'affiliate_programs', 'geo', 'related_domains'])
+      expect(data).toHaveProperty(section);
+    expect(data.meta).toMatchObject({
+      served_from_cache: true,
+      billable: false,
+      observed_at: truth.last_enriched_at,
+    });
     expect(Number.isInteger(data.meta.freshness_age_seconds)).toBe(true);
-    expect(sim.control.usage().at(-1)).toMatchObject({ endpoint: 'GET /domains/:domain', credits: 0, domain: name });
+    expect(sim.control.usage().at(-1)).toMatchObject({
+      endpoint: 'GET /domains/:domain',
+      credits: 0,
+      domain: name,
+    });
   });
 
   it('returns only the sections named by include[] (both spellings) and 400 for unknown ones', async () => {
@@ -131,7 +155,11 @@ describe('GET /domains/:domain', () => {
     expect(one.body.data).toHaveProperty('licenses');
     expect(one.body.data).not.toHaveProperty('payment_methods');
     expect(one.body.data).not.toHaveProperty('geo');
-    const two = await call(sim, 'GET', `/domains/${name}?${encodeURIComponent('include[]')}=geo&${encodeURIComponent('include[]')}=payment_methods`);
+    const two = await call(
+      sim,
+      'GET',
+      `/domains/${name}?${encodeURIComponent('include[]')}=geo&${encodeURIComponent('include[]')}=payment_methods`,
+    );
     expect(Object.keys(two.body.data)).toEqual(expect.arrayContaining(['geo', 'payment_methods']));
     expect(two.body.data).not.toHaveProperty('licenses');
     expect((await call(sim, 'GET', `/domains/${name}?include[]=secrets`)).status).toBe(400);

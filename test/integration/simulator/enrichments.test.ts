@@ -21,23 +21,51 @@ describe('POST /enrichments and GET /enrichment_runs/:id', () => {
     expect(started.status).toBe(202);
     expect(typeof started.body.message).toBe('string');
     const runId = started.body.data.enrichment_run_id;
-    expect(started.body.data).toEqual({ enrichment_run_id: runId, poll_url: `/api/v1/igaming/enrichment_runs/${runId}`, cached: false, billable: true });
-    expect(sim.control.account()).toMatchObject({ credits_used: 0, credits_reserved: 10, available_credits: 99_990 });
+    expect(started.body.data).toEqual({
+      enrichment_run_id: runId,
+      poll_url: `/api/v1/igaming/enrichment_runs/${runId}`,
+      cached: false,
+      billable: true,
+    });
+    expect(sim.control.account()).toMatchObject({
+      credits_used: 0,
+      credits_reserved: 10,
+      available_credits: 99_990,
+    });
 
     const pending = await call(sim, 'GET', `/enrichment_runs/${runId}`);
-    expect(pending.body.data).toMatchObject({ id: runId, status: 'pending', domain, strategy: 'full', completed_at: null });
+    expect(pending.body.data).toMatchObject({
+      id: runId,
+      status: 'pending',
+      domain,
+      strategy: 'full',
+      completed_at: null,
+    });
     expect(pending.body.data).not.toHaveProperty('enrichment');
 
     sim.control.advanceClock(120_001);
     const done = await call(sim, 'GET', `/enrichment_runs/${runId}`);
     expect(done.body.data).toMatchObject({ id: runId, status: 'completed', domain, strategy: 'full' });
-    expect(done.body.data.enrichment).toEqual({ domain_normalized: domain, status: 'enriched', last_enriched_at: done.body.data.completed_at });
+    expect(done.body.data.enrichment).toEqual({
+      domain_normalized: domain,
+      status: 'enriched',
+      last_enriched_at: done.body.data.completed_at,
+    });
     const durationMs = Date.parse(done.body.data.completed_at) - Date.parse(done.body.data.started_at);
     expect(durationMs).toBeGreaterThanOrEqual(30_000);
     expect(durationMs).toBeLessThanOrEqual(120_000);
-    expect(sim.control.account()).toMatchObject({ credits_used: 10, credits_reserved: 0, available_credits: 99_990 });
+    expect(sim.control.account()).toMatchObject({
+      credits_used: 10,
+      credits_reserved: 0,
+      available_credits: 99_990,
+    });
     expect(sim.control.truth.profile(domain)!.last_enriched_at).toBe(done.body.data.completed_at);
-    expect(sim.control.usage().find((u) => u.endpoint === 'POST /enrichments')).toMatchObject({ status: 202, credits: 10, runId, domain });
+    expect(sim.control.usage().find((u) => u.endpoint === 'POST /enrichments')).toMatchObject({
+      status: 202,
+      credits: 10,
+      runId,
+      domain,
+    });
   });
 
   it('serves a recent enrichment from cache at 0 credits, and bills again once the window has passed', async () => {
@@ -63,7 +91,10 @@ describe('POST /enrichments and GET /enrichment_runs/:id', () => {
     const [domain] = staleDomains(sim, 1) as [string];
     const started = await call(sim, 'POST', '/enrichments', { body: { domain, strategy: 'quick' } });
     sim.control.advanceClock(1_201);
-    const run = sim.control.truth.run(started.body.data.enrichment_run_id) as { status: string; strategy: string };
+    const run = sim.control.truth.run(started.body.data.enrichment_run_id) as {
+      status: string;
+      strategy: string;
+    };
     expect(run).toMatchObject({ status: 'completed', strategy: 'quick' });
   });
 
@@ -76,7 +107,11 @@ describe('POST /enrichments and GET /enrichment_runs/:id', () => {
     expect(failed.body.data).toMatchObject({ status: 'failed', error_details: { error_type: 'timeout' } });
     expect(typeof failed.body.data.error_details.error).toBe('string');
     expect(failed.body.data.completed_at).not.toBeNull();
-    expect(sim.control.account()).toMatchObject({ credits_used: 0, credits_reserved: 0, available_credits: 100_000 });
+    expect(sim.control.account()).toMatchObject({
+      credits_used: 0,
+      credits_reserved: 0,
+      available_credits: 100_000,
+    });
     expect(sim.control.usage()[0]).toMatchObject({ credits: 10, refundedCredits: 10 });
   });
 
@@ -86,13 +121,29 @@ describe('POST /enrichments and GET /enrichment_runs/:id', () => {
     expect((await call(sim, 'POST', '/enrichments', { body: { domain: a } })).status).toBe(202);
     const refused = await call(sim, 'POST', '/enrichments', { body: { domain: b } });
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ error: { code: 'quota_exceeded', message: expect.any(String), details: { granted: 15, used: 0, reserved: 10 } } });
-    expect(sim.control.account()).toMatchObject({ credits_granted: 15, credits_reserved: 10, available_credits: 5 });
+    expect(refused.body).toEqual({
+      error: {
+        code: 'quota_exceeded',
+        message: expect.any(String),
+        details: { granted: 15, used: 0, reserved: 10 },
+      },
+    });
+    expect(sim.control.account()).toMatchObject({
+      credits_granted: 15,
+      credits_reserved: 10,
+      available_credits: 5,
+    });
     expect(sim.control.usage().at(-1)).toMatchObject({ status: 429, credits: 0 });
     sim.control.setCredits(null);
     expect((await call(sim, 'POST', '/enrichments', { body: { domain: b } })).status).toBe(202);
     const account = await call(sim, 'GET', '/account');
-    expect(account.body.data).toEqual({ plan: 'simulator', credits_granted: null, credits_used: 0, credits_reserved: 20, available_credits: 2_147_483_647 });
+    expect(account.body.data).toEqual({
+      plan: 'simulator',
+      credits_granted: null,
+      credits_used: 0,
+      credits_reserved: 20,
+      available_credits: 2_147_483_647,
+    });
   });
 
   it('validates the body, 404s unknown domains and unknown run ids', async () => {
@@ -111,7 +162,8 @@ describe('POST /enrichments and GET /enrichment_runs/:id', () => {
     const outcomes = async (): Promise<unknown[]> => {
       const sim = await startTestSimulator({ domains: 200, seed: 9, runFailureRate: 0.5 });
       const ids: number[] = [];
-      for (const domain of staleDomains(sim, 12)) ids.push((await call(sim, 'POST', '/enrichments', { body: { domain } })).body.data.enrichment_run_id);
+      for (const domain of staleDomains(sim, 12))
+        ids.push((await call(sim, 'POST', '/enrichments', { body: { domain } })).body.data.enrichment_run_id);
       sim.control.advanceClock(120_001);
       return ids.map((id) => {
         const run = sim.control.truth.run(id) as { status: string; started_at: string; completed_at: string };

@@ -5,7 +5,9 @@ import { call } from './http.js';
 describe('fault injection', () => {
   it("'status' answers the status with Retry-After, then the rule runs out after `times`", async () => {
     const sim = await startTestSimulator({ domains: 20 });
-    sim.control.setFaults([{ kind: 'status', status: 502, retryAfterSeconds: 3, path: '/account', times: 1 }]);
+    sim.control.setFaults([
+      { kind: 'status', status: 502, retryAfterSeconds: 3, path: '/account', times: 1 },
+    ]);
     const faulted = await call(sim, 'GET', '/account');
     expect(faulted.status).toBe(502);
     expect(faulted.headers.get('retry-after')).toBe('3');
@@ -66,8 +68,12 @@ describe('fault injection', () => {
   it('afterProcessing: the POST takes effect (credits reserved, run created) before the fault', async () => {
     const sim = await startTestSimulator({ domains: 50, runFailureRate: 0 });
     const now = sim.control.now();
-    const domain = sim.control.truth.listDomains().find((d) => now - Date.parse(sim.control.truth.profile(d)!.last_enriched_at) > 2 * 86_400_000)!;
-    sim.control.setFaults([{ kind: 'status', status: 500, method: 'POST', path: '/enrichments', afterProcessing: true, times: 1 }]);
+    const domain = sim.control.truth
+      .listDomains()
+      .find((d) => now - Date.parse(sim.control.truth.profile(d)!.last_enriched_at) > 2 * 86_400_000)!;
+    sim.control.setFaults([
+      { kind: 'status', status: 500, method: 'POST', path: '/enrichments', afterProcessing: true, times: 1 },
+    ]);
     expect((await call(sim, 'POST', '/enrichments', { body: { domain } })).status).toBe(500);
     expect(sim.control.account().credits_reserved).toBe(10);
     expect(sim.control.truth.run(1)).toMatchObject({ id: 1, status: 'pending', domain });
@@ -81,7 +87,11 @@ describe('fault injection', () => {
   it('without afterProcessing the POST has no effect', async () => {
     const sim = await startTestSimulator({ domains: 50 });
     sim.control.setFaults([{ kind: 'truncate', method: 'POST' }]);
-    const res = await fetch(`${sim.baseUrl}/exports`, { method: 'POST', headers: { 'X-API-Key': sim.apiKey }, body: '{}' });
+    const res = await fetch(`${sim.baseUrl}/exports`, {
+      method: 'POST',
+      headers: { 'X-API-Key': sim.apiKey },
+      body: '{}',
+    });
     await expect(res.text()).rejects.toThrow();
     expect(sim.control.truth.export(1)).toBeUndefined();
     expect(sim.control.account().credits_reserved).toBe(0);

@@ -16,10 +16,17 @@ export async function call(
   path: string,
   options: { body?: unknown; headers?: Record<string, string>; auth?: boolean; base?: 'api' | 'origin' } = {},
 ): Promise<Reply> {
-  const headers: Record<string, string> = { ...(options.auth === false ? {} : { 'X-API-Key': sim.apiKey }), ...options.headers };
+  const headers: Record<string, string> = {
+    ...(options.auth === false ? {} : { 'X-API-Key': sim.apiKey }),
+    ...options.headers,
+  };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const url = (options.base === 'origin' ? sim.origin : sim.baseUrl) + path;
-  const res = await fetch(url, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const res = await fetch(url, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
   const text = await res.text();
   let body: unknown;
   try {

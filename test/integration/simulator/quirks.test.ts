@@ -23,7 +23,10 @@ describe('quirks mode', () => {
       expect(reply.status).toBe(200);
       const data = reply.body.data;
       expect(data).toHaveProperty('x_sim_revision');
-      stamps.push(data.last_enriched_at, ...data.licenses.map((l: { first_seen_at: string }) => l.first_seen_at));
+      stamps.push(
+        data.last_enriched_at,
+        ...data.licenses.map((l: { first_seen_at: string }) => l.first_seen_at),
+      );
       for (const l of data.licenses) statuses.add(l.status);
       for (const m of data.payment_methods) confidences.add(m.confidence);
       if (data.operator.legal_entity_name === null) nullLegal++;
@@ -43,23 +46,46 @@ describe('quirks mode', () => {
   it('shows unseen run error types and export statuses', async () => {
     const sim = await startTestSimulator({ domains: 200, quirks: true, runFailureRate: 1, timeScale: 0.01 });
     const now = sim.control.now();
-    const stale = sim.control.truth.listDomains().filter((d) => now - Date.parse(sim.control.truth.profile(d)!.last_enriched_at) > 2 * 86_400_000);
+    const stale = sim.control.truth
+      .listDomains()
+      .filter((d) => now - Date.parse(sim.control.truth.profile(d)!.last_enriched_at) > 2 * 86_400_000);
     for (const domain of stale.slice(0, 12)) await call(sim, 'POST', '/enrichments', { body: { domain } });
     const created = await call(sim, 'POST', '/exports', { body: {} });
-    expect((await call(sim, 'GET', `/exports/${created.body.data.export_id}`)).body.data.status).toBe('processing');
+    expect((await call(sim, 'GET', `/exports/${created.body.data.export_id}`)).body.data.status).toBe(
+      'processing',
+    );
     sim.control.advanceClock(2_000);
     const types = new Set<string>();
-    for (let id = 1; id <= 12; id++) types.add((await call(sim, 'GET', `/enrichment_runs/${id}`)).body.data.error_details.error_type);
+    for (let id = 1; id <= 12; id++)
+      types.add((await call(sim, 'GET', `/enrichment_runs/${id}`)).body.data.error_details.error_type);
     expect(types.size).toBeGreaterThan(1);
     sim.control.advanceClock(3_600_000);
-    expect((await call(sim, 'GET', `/exports/${created.body.data.export_id}`)).body.data.status).toBe('expired');
+    expect((await call(sim, 'GET', `/exports/${created.body.data.export_id}`)).body.data.status).toBe(
+      'expired',
+    );
   });
 
   it('is deterministic for a seed', async () => {
-    const a = await startTestSimulator({ domains: 100, quirks: true, seed: 4, epochMs: Date.parse('2025-01-01T00:00:00Z') });
-    const b = await startTestSimulator({ domains: 100, quirks: true, seed: 4, epochMs: Date.parse('2025-01-01T00:00:00Z') });
-    const c = await startTestSimulator({ domains: 100, quirks: true, seed: 5, epochMs: Date.parse('2025-01-01T00:00:00Z') });
-    const page = async (sim: typeof a): Promise<string> => (await call(sim, 'GET', '/domains?per_page=100')).text;
+    const a = await startTestSimulator({
+      domains: 100,
+      quirks: true,
+      seed: 4,
+      epochMs: Date.parse('2025-01-01T00:00:00Z'),
+    });
+    const b = await startTestSimulator({
+      domains: 100,
+      quirks: true,
+      seed: 4,
+      epochMs: Date.parse('2025-01-01T00:00:00Z'),
+    });
+    const c = await startTestSimulator({
+      domains: 100,
+      quirks: true,
+      seed: 5,
+      epochMs: Date.parse('2025-01-01T00:00:00Z'),
+    });
+    const page = async (sim: typeof a): Promise<string> =>
+      (await call(sim, 'GET', '/domains?per_page=100')).text;
     expect(await page(a)).toBe(await page(b));
     expect(await page(a)).not.toBe(await page(c));
   });

@@ -3,7 +3,8 @@ import { Catalogue, normalizeDomain, profileMatches } from '../../../src/simulat
 import type { DomainFilters } from '../../../src/simulator/filters.js';
 
 const EPOCH = Date.parse('2025-06-01T00:00:00.000Z');
-const make = (seed = 1, domains = 300, quirks = false): Catalogue => new Catalogue({ seed, domains, quirks, epochMs: EPOCH });
+const make = (seed = 1, domains = 300, quirks = false): Catalogue =>
+  new Catalogue({ seed, domains, quirks, epochMs: EPOCH });
 
 describe('Catalogue', () => {
   it('is deterministic for a seed and differs between seeds', () => {
@@ -95,7 +96,9 @@ describe('Catalogue', () => {
     expect(profiles.some((p) => p.operator.legal_entity_name === null)).toBe(true);
     expect(profiles.some((p) => p.licenses.some((l) => l.source_url === null))).toBe(true);
     expect(profiles.some((p) => p.game_providers.length === 0)).toBe(true);
-    expect(make(1, 2000, true).profile(unicode[0]!.domain_normalized.length)).toEqual(cat.profile(unicode[0]!.domain_normalized.length));
+    expect(make(1, 2000, true).profile(unicode[0]!.domain_normalized.length)).toEqual(
+      cat.profile(unicode[0]!.domain_normalized.length),
+    );
   });
 
   it('normalises punycode to Unicode', () => {

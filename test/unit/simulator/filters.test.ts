@@ -28,11 +28,28 @@ describe('parseFilters', () => {
   });
 
   it('reports bad values under their wire names', () => {
-    const r = parseFilters({ jurisdiction: 'mars', per_page: '501', page: '0', enriched_after: 'yesterday', has_affiliate_programs: 'maybe' }, (n) => `q_${n}`);
-    expect(Object.keys(r.errors).sort()).toEqual(['q_enriched_after', 'q_has_affiliate_programs', 'q_jurisdiction', 'q_page', 'q_per_page']);
+    const r = parseFilters(
+      {
+        jurisdiction: 'mars',
+        per_page: '501',
+        page: '0',
+        enriched_after: 'yesterday',
+        has_affiliate_programs: 'maybe',
+      },
+      (n) => `q_${n}`,
+    );
+    expect(Object.keys(r.errors).sort()).toEqual([
+      'q_enriched_after',
+      'q_has_affiliate_programs',
+      'q_jurisdiction',
+      'q_page',
+      'q_per_page',
+    ]);
   });
 
   it('refuses paging inside export filters', () => {
-    expect(parseFilters({ page: '1' }, undefined, { paging: false }).errors).toEqual({ page: ['is not an export filter'] });
+    expect(parseFilters({ page: '1' }, undefined, { paging: false }).errors).toEqual({
+      page: ['is not an export filter'],
+    });
   });
 });

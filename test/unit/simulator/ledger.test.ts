@@ -6,10 +6,18 @@ describe('Ledger', () => {
     const ledger = new Ledger(100);
     expect(ledger.reserve(10)).toBe(true);
     expect(ledger.reserve(30)).toBe(true);
-    expect({ used: ledger.used, reserved: ledger.reserved, available: ledger.available() }).toEqual({ used: 0, reserved: 40, available: 60 });
+    expect({ used: ledger.used, reserved: ledger.reserved, available: ledger.available() }).toEqual({
+      used: 0,
+      reserved: 40,
+      available: 60,
+    });
     ledger.settle(10);
     ledger.release(30);
-    expect({ used: ledger.used, reserved: ledger.reserved, available: ledger.available() }).toEqual({ used: 10, reserved: 0, available: 90 });
+    expect({ used: ledger.used, reserved: ledger.reserved, available: ledger.available() }).toEqual({
+      used: 10,
+      reserved: 0,
+      available: 90,
+    });
   });
 
   it('refuses a reservation larger than what is available and changes nothing', () => {
