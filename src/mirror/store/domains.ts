@@ -1,9 +1,9 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput, DomainSummaryInput, LicenceInput, PaymentMethodInput } from '../inputs.js';
+import { createHash } from 'node:crypto';
 import {
   booleanColumn,
-  hashJson,
   integerColumn,
   jsonColumn,
   keyColumn,
@@ -348,17 +348,30 @@ function paymentMethodRow(p: PaymentMethodInput, where: string): PaymentMethodRo
   };
 }
 
-function profileRows(p: DomainProfileInput, index: number, syncedAt: string): ProfileRows {
+/**
+ * Change-detection hash of a profile. It leaves `meta` out: freshness_age_seconds and observed_at
+ * move on every fetch, and a re-fetch of unchanged data must not rewrite the row; the meta columns
+ * therefore describe the fetch that last changed the row (keeping freshness_age_seconds
+ * consistent with observed_at). Plain, not key-sorted, JSON: the same service sends the same key
+ * order, a different order costs one needless rewrite, and sorting measured several times slower.
+ */
+function profileHashOf(p: DomainProfileInput): string {
+  return createHash('sha1')
+    .update(jsonColumn({ ...p, meta: undefined }) ?? '')
+    .digest('base64');
+}
+
+function profileRows(
+  p: DomainProfileInput,
+  index: number,
+  syncedAt: string,
+  profileHash: string,
+): ProfileRows {
   const key = keyColumn(p.domain_normalized, `profiles[${index}].domain_normalized`);
   const where = `profiles[${index}] (${key})`;
   const operator = p.operator ?? {};
   const brand = p.brand ?? {};
   const meta = p.meta ?? {};
-  // The hash leaves `meta` out: freshness_age_seconds and observed_at move on every fetch, and a
-  // re-fetch of unchanged data must not rewrite the row. meta columns therefore describe the
-  // fetch that last changed the row, which keeps freshness_age_seconds consistent with observed_at.
-  const { meta: _meta, ...content } = p as DomainProfileInput & Record<string, unknown>;
-  const profileHash = hashJson(content);
   const domain = [
     key,
     textColumn(p.domain, `${where}.domain`),
@@ -447,10 +460,10 @@ export function upsertProfiles(
   options: UpsertProfilesOptions,
 ): UpsertProfilesResult {
   const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
-  const byKey = new Map<string, ProfileRows>();
+  const byKey = new Map<string, { input: DomainProfileInput; index: number; key: string; hash: string }>();
   profiles.forEach((p, i) => {
-    const rows = profileRows(p, i, syncedAt);
-    byKey.set(rows.key, rows);
+    const key = keyColumn(p.domain_normalized, `profiles[${i}].domain_normalized`);
+    byKey.set(key, { input: p, index: i, key, hash: profileHashOf(p) });
   });
   const all = [...byKey.values()];
   const result: UpsertProfilesResult = {
@@ -488,22 +501,31 @@ export function upsertProfiles(
     }>) {
       storedHash.set(row.domain_normalized, row.profile_hash);
     }
-    const withLicences = all.filter((p) => p.licences !== null).map((p) => p.key);
+    // Same hash = the very content this function last wrote for the domain, in one transaction
+    // with its licences, payment methods and sections (the only writer of those tables), so
+    // there is nothing to compare or write.
+    // An unchanged profile is not even validated: the identical content passed validation when it
+    // was written. The changed ones are all converted (and validated) before the first write, so
+    // a bad value throws with nothing written (and the transaction rolls back regardless).
+    const changed = all
+      .filter((p) => storedHash.get(p.key) !== p.hash)
+      .map((p) => profileRows(p.input, p.index, syncedAt, p.hash));
+    result.domains.unchanged = all.length - changed.length;
+    const withLicences = changed.filter((p) => p.licences !== null).map((p) => p.key);
     const storedLicences = groupBy(
       withLicences.length ? (st.readLicences.all(JSON.stringify(withLicences)) as StoredLicence[]) : [],
       (r) => licenceKey(r.jurisdiction, r.license_number),
     );
-    const withPayments = all.filter((p) => p.paymentMethods !== null).map((p) => p.key);
+    const withPayments = changed.filter((p) => p.paymentMethods !== null).map((p) => p.key);
     const storedPayments = groupBy(
       withPayments.length ? (st.readPayments.all(JSON.stringify(withPayments)) as StoredPaymentMethod[]) : [],
       (r) => r.normalized_name,
     );
 
-    for (const p of all) {
+    for (const p of changed) {
       // Domain first: the child tables reference it.
-      if (!storedHash.has(p.key)) result.domains.inserted++;
-      else if (storedHash.get(p.key) !== p.profileHash) result.domains.updated++;
-      else result.domains.unchanged++;
+      if (storedHash.has(p.key)) result.domains.updated++;
+      else result.domains.inserted++;
       st.upsertDomain.run(...p.domain);
 
       if (p.licences !== null) {
