@@ -645,7 +645,7 @@ function licenceNumber(jurisdiction: string, rng: Prng): string {
   }
 }
 
-/** A deterministic integer in [0, 1) for (seed, salt, id), for outcomes chosen per id. */
+/** A deterministic number in [0, 1) for (seed, salt, id), for outcomes chosen per id (run duration, failure). */
 export function unitFor(seed: number, salt: number, id: number): number {
   return hash32(seed, salt, id) / 4294967296;
 }
