@@ -61,6 +61,11 @@ export interface WriteSnapshotOptions {
    */
   rowGroupSize?: number;
   /**
+   * Cap of the estimated buffered bytes per row group (see `writeParquetFile`).
+   * @default 48 MiB
+   */
+  maxRowGroupBytes?: number;
+  /**
    * Compression codec.
    * @default 'SNAPPY'
    */
@@ -201,6 +206,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
         columns: input.columns,
         rows: input.rows,
         rowGroupSize: options.rowGroupSize,
+        maxRowGroupBytes: options.maxRowGroupBytes,
         compression: options.compression,
         timestampUnit: options.timestampUnit,
         signal: options.signal,

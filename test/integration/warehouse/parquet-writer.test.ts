@@ -189,6 +189,27 @@ describe('writeParquetFile read back by DuckDB', () => {
     expect(rows[2_502]).toEqual({ id: 2502n, name: 'row-2502', at: '2024-01-01T00:41:42.000Z' });
   });
 
+  it('closes row groups early when maxRowGroupBytes is reached, so wide rows keep memory bounded', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'wide.parquet');
+    const rows = Array.from({ length: 100 }, (_, i) => ({ id: i, data: 'x'.repeat(968) }));
+    // Each row is estimated at 2 × 32 + 968 = 1,032 bytes, so 10 rows fill 10,320 bytes.
+    const result = await writeParquetFile({
+      path,
+      columns: [
+        { name: 'id', type: 'integer' },
+        { name: 'data', type: 'json' },
+      ],
+      rows,
+      maxRowGroupBytes: 10_000,
+    });
+    expect(result).toMatchObject({ rows: 100, rowGroups: 10 });
+    const { rows: back } = await duckdbQuery(
+      `SELECT count(*) AS n, sum(length(data)) AS chars FROM read_parquet(${sqlString(path)})`,
+    );
+    expect(back).toEqual([{ n: 100n, chars: 96_800n }]);
+  });
+
   it('accepts an async iterable and GZIP compression', async () => {
     const dir = await tempDir();
     const path = join(dir, 'gz.parquet');
