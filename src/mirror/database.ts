@@ -5,7 +5,7 @@ import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
-import { mirrorMigrationProvider } from './migrations/index.js';
+import { MIRROR_MIGRATIONS, mirrorMigrationProvider } from './migrations/index.js';
 import type { MirrorSchema } from './schema.js';
 
 /** Options of {@link openMirror}. */
@@ -129,12 +129,35 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
 }
 
 /**
- * Applies every pending migration. Never partially applies one: kysely runs each migration in a
- * transaction. Throws `ERR_MIRROR_MIGRATION` naming the failed migration and the database.
+ * Applies every pending migration, all or nothing: on failure the schema is exactly as before.
+ * Throws `ERR_MIRROR_MIGRATION` naming the failed migration and the database. Call it before
+ * anything else uses the mirror (openMirror does).
  */
 export async function migrateMirror(mirror: Mirror): Promise<MigrateMirrorResult> {
+  const { sqlite } = mirrorInternals(mirror);
+  // The common case (already up to date) takes no write lock at all.
+  if (pendingMigrationNames(sqlite).length === 0) return { applied: [] };
   const migrator = new Migrator({ db: mirror.db, provider: mirrorMigrationProvider });
-  const { error, results } = await migrator.migrateToLatest();
+  // kysely's SQLite adapter reports no transactional DDL, so its Migrator runs migrations outside
+  // any transaction and a failure halfway would leave a half-built schema. One IMMEDIATE
+  // transaction around the whole run (same connection: kysely's driver wraps this handle) makes
+  // it atomic, and also serialises two processes migrating the same file (busy_timeout waits).
+  sqlite.exec('BEGIN IMMEDIATE');
+  let outcome: Awaited<ReturnType<Migrator['migrateToLatest']>>;
+  try {
+    outcome = await migrator.migrateToLatest();
+  } catch (error) {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    throw new DomainSyncError(
+      'ERR_MIRROR_MIGRATION',
+      `migrating mirror ${mirror.path} failed: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const { error, results } = outcome;
+  if (sqlite.inTransaction) sqlite.exec(error === undefined ? 'COMMIT' : 'ROLLBACK');
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   if (error !== undefined) {
     const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName;
@@ -147,6 +170,20 @@ export async function migrateMirror(mirror: Mirror): Promise<MigrateMirrorResult
   for (const name of applied)
     mirror.logger.info('mirror migration applied', { migration: name, path: mirror.path });
   return { applied };
+}
+
+function pendingMigrationNames(sqlite: Database.Database): string[] {
+  const hasTable = sqlite
+    .prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'kysely_migration'`)
+    .get();
+  const done = new Set(
+    hasTable === undefined
+      ? []
+      : (sqlite.prepare('SELECT name FROM kysely_migration').all() as Array<{ name: string }>).map(
+          (r) => r.name,
+        ),
+  );
+  return Object.keys(MIRROR_MIGRATIONS).filter((name) => !done.has(name));
 }
 
 /**

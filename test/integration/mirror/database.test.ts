@@ -89,13 +89,33 @@ describe('openMirror', () => {
   it('reports a broken schema as ERR_MIRROR_MIGRATION', async () => {
     const dir = await tempDir();
     const path = join(dir, 'mirror.sqlite');
-    // A table that the first migration also creates makes it fail.
+    // A table that the first migration creates late makes it fail halfway through.
     const pre = await openMirror(path, { migrate: false });
-    await sql`CREATE TABLE domains (x TEXT)`.execute(pre.db);
+    await sql`CREATE TABLE change_log (x TEXT)`.execute(pre.db);
     await pre.close();
     await expect(openMirror(path)).rejects.toMatchObject({
       code: 'ERR_MIRROR_MIGRATION',
       message: expect.stringContaining('0001_initial'),
     });
+    // All or nothing: the tables created before the failure were rolled back.
+    const after = await openMirror(path, { migrate: false });
+    try {
+      const tables = await sql<{ name: string }>`
+        SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`.execute(after.db);
+      expect(tables.rows.map((r) => r.name)).toEqual(['change_log']);
+    } finally {
+      await after.close();
+    }
+  });
+});
+
+describe('openMirror concurrency', () => {
+  it('two connections to an up-to-date mirror open at once without waiting on each other', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    await (await openMirror(path)).close();
+    const [a, b] = await Promise.all([openMirror(path), openMirror(path)]);
+    await a.close();
+    await b.close();
   });
 });
