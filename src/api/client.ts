@@ -74,8 +74,9 @@ export interface ClientOptions {
    */
   authHeader?: AuthHeader | undefined;
   /**
-   * Per-attempt timeout in ms: connect, headers and the whole JSON body (for a download: until
-   * the headers, then the longest pause between body chunks).
+   * Per-attempt timeout in ms, enforced by undici: at most this long to connect (capped at
+   * 10 s), to receive the headers once sent, and between two body chunks. A connect timeout
+   * means the request was surely not sent; a later one is ambiguous (`requestSent: true`).
    * @default 30000
    */
   timeoutMs?: number | undefined;
@@ -257,9 +258,6 @@ function resolveOptions(options: ClientOptions): ResolvedClientOptions {
   });
 }
 
-/** Marks an abort caused by our own per-attempt timer. */
-class AttemptTimeout extends Error {}
-
 /** Classifies a transport error by its code (undici `UND_ERR_*` or a system `E…` code). */
 function classifyNetworkError(error: unknown): { failure: NetworkFailure; requestSent: boolean; what: string; retryable: boolean } {
   const record = error as { code?: unknown; cause?: { code?: unknown } } | null;
@@ -421,17 +419,17 @@ class HttpTransport implements ApiTransport {
     }
   }
 
+  /** False for the no-op logger, so the hot path builds no log fields at all. */
+  get #logging(): boolean {
+    return this.#logger !== noopLogger;
+  }
+
   #log(msg: string, fields: Record<string, unknown>): void {
-    this.#logger.debug(msg, redact(fields));
+    if (this.#logging) this.#logger.debug(msg, redact(fields));
   }
 
   /** Sends one attempt; resolves with the response once headers arrived. */
-  async #send(
-    request: JsonRequest,
-    attempt: number,
-    controller: AbortController,
-    timer: { timedOut: boolean },
-  ): Promise<Dispatcher.ResponseData> {
+  async #send(request: JsonRequest, attempt: number): Promise<Dispatcher.ResponseData> {
     if (this.#closed) {
       throw new NetworkError(
         { method: request.method, path: request.url.endpointPath, retryable: false },
@@ -443,81 +441,49 @@ class HttpTransport implements ApiTransport {
     const headers: Record<string, string> =
       request.body === undefined ? { ...this.#headers } : { ...this.#headers, 'content-type': 'application/json' };
     try {
+      // The per-attempt timeout is undici's: headersTimeout (request sent → headers) and
+      // bodyTimeout (longest pause between body chunks), plus the Agent's connect timeout. This
+      // avoids a timer and an AbortController per request on the hot paging path, and keeps the
+      // timeout's phase visible in the error code (connect timeout = surely not sent).
       return await this.#dispatcher.request({
         origin: this.#base.origin,
         path: request.url.pathAndQuery,
         method: request.method,
         headers,
         body: request.body === undefined ? null : JSON.stringify(request.body),
-        signal: controller.signal,
+        signal: request.signal ?? null,
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
       });
     } catch (error) {
-      throw this.#transportError(request, error, timer.timedOut, undefined, attempt);
+      throw this.#transportError(request, error, undefined, attempt);
     }
   }
 
   /** Maps a failure without a usable response to an error (abort, timeout, network). */
-  #transportError(request: JsonRequest, error: unknown, timedOut: boolean, status: number | undefined, _attempt: number): Error {
+  #transportError(request: JsonRequest, error: unknown, status: number | undefined, _attempt: number): Error {
     if (error instanceof ApiError || error instanceof AbortedError) return error;
-    if (request.signal?.aborted && !timedOut) return new AbortedError(undefined, { cause: request.signal.reason });
+    if (request.signal?.aborted) return new AbortedError(undefined, { cause: request.signal.reason });
     const details = { method: request.method, path: request.url.endpointPath, status, cause: error };
-    if (timedOut) {
-      // Our own timer: the request may well have been sent, so this is ambiguous.
-      return status === undefined
-        ? new NetworkError(details, 'timeout', true, `no response within ${this.options.timeoutMs}ms`)
-        : new ProtocolError(details, 'truncated', `response body incomplete after ${this.options.timeoutMs}ms`);
-    }
     const kind = classifyNetworkError(error);
     if (status !== undefined) {
-      // Headers arrived but the body broke off: a truncated response.
+      // Headers arrived but the body broke off (reset, close or body timeout): truncated.
       return new ProtocolError(details, 'truncated', `response body truncated (${kind.what})`);
     }
     return new NetworkError({ ...details, retryable: kind.retryable }, kind.failure, kind.requestSent, kind.what);
   }
 
-  /** Per-attempt plumbing shared by JSON and stream requests. */
-  #startAttempt(request: JsonRequest): {
-    controller: AbortController;
-    timer: { timedOut: boolean; handle: NodeJS.Timeout | undefined };
-    detach: () => void;
-  } {
-    const controller = new AbortController();
-    const timer: { timedOut: boolean; handle: NodeJS.Timeout | undefined } = { timedOut: false, handle: undefined };
-    timer.handle = setTimeout(() => {
-      timer.timedOut = true;
-      controller.abort(new AttemptTimeout('attempt timed out'));
-    }, this.options.timeoutMs);
-    timer.handle.unref?.();
-    const signal = request.signal;
-    const onAbort = (): void => controller.abort(signal?.reason);
-    if (signal) {
-      if (signal.aborted) controller.abort(signal.reason);
-      else signal.addEventListener('abort', onAbort, { once: true });
-    }
-    return {
-      controller,
-      timer,
-      detach: () => {
-        clearTimeout(timer.handle);
-        signal?.removeEventListener('abort', onAbort);
-      },
-    };
-  }
-
   async #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
-    const startedAt = performance.now();
-    const { controller, timer, detach } = this.#startAttempt(request);
+    const startedAt = this.#logging ? performance.now() : 0;
     let status: number | undefined;
     let outcome: string | undefined;
     try {
-      const response = await this.#send(request, attempt, controller, timer);
+      const response = await this.#send(request, attempt);
       status = response.statusCode;
       const ok = status >= 200 && status < 300;
-      let raw: Buffer;
+      let text: string;
       try {
-        raw = await readBody(response.body, ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES, !ok, response.headers);
+        text = await readBodyText(response.body, ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES, !ok, response.headers);
       } catch (error) {
         if (error instanceof BodyTooLarge) {
           throw new ProtocolError(
@@ -526,9 +492,8 @@ class HttpTransport implements ApiTransport {
             `response body larger than maxBodyBytes (${this.options.maxBodyBytes} bytes)`,
           );
         }
-        throw this.#transportError(request, error, timer.timedOut, status, attempt);
+        throw this.#transportError(request, error, status, attempt);
       }
-      const text = raw.toString('utf8');
       if (!ok) {
         let body: unknown = text;
         try {
@@ -556,31 +521,30 @@ class HttpTransport implements ApiTransport {
       outcome = error instanceof ApiError || error instanceof AbortedError ? (error as { code: string }).code : 'error';
       throw error;
     } finally {
-      detach();
-      this.#log('api request', {
-        method: request.method,
-        path: request.url.displayPath,
-        status,
-        ms: Math.round(performance.now() - startedAt),
-        attempt,
-        ...(outcome ? { error: outcome } : {}),
-      });
+      if (this.#logging) {
+        this.#log('api request', {
+          method: request.method,
+          path: request.url.displayPath,
+          status,
+          ms: Math.round(performance.now() - startedAt),
+          attempt,
+          ...(outcome ? { error: outcome } : {}),
+        });
+      }
     }
   }
 
   async #attemptStream(request: JsonRequest, attempt: number): Promise<StreamResponse> {
     const startedAt = performance.now();
-    const { controller, timer, detach } = this.#startAttempt(request);
     let status: number | undefined;
     let outcome: string | undefined;
-    let streaming = false;
     try {
-      const response = await this.#send(request, attempt, controller, timer);
+      const response = await this.#send(request, attempt);
       status = response.statusCode;
       if (status < 200 || status >= 300) {
         let text = '';
         try {
-          text = (await readBody(response.body, MAX_ERROR_BODY_BYTES, true, response.headers)).toString('utf8');
+          text = await readBodyText(response.body, MAX_ERROR_BODY_BYTES, true, response.headers);
         } catch {
           // The status is what matters; a broken error body is ignored.
         }
@@ -592,26 +556,20 @@ class HttpTransport implements ApiTransport {
         }
         throw errorFromResponse(request.method, request.url.endpointPath, status, response.headers, body, this.#now());
       }
-      // From here the body belongs to the caller: the attempt timer stops (undici's bodyTimeout
-      // still limits stalls), but the caller's signal stays linked until the body closes.
-      clearTimeout(timer.handle);
-      streaming = true;
-      const body = response.body as unknown as Readable;
-      body.once('close', detach);
-      return { status, headers: response.headers, body };
+      // From here the body belongs to the caller; undici's bodyTimeout still limits stalls and
+      // the caller's signal still aborts it.
+      return { status, headers: response.headers, body: response.body as unknown as Readable };
     } catch (error) {
       outcome = error instanceof ApiError || error instanceof AbortedError ? (error as { code: string }).code : 'error';
       throw error;
     } finally {
-      if (!streaming) detach();
       this.#log('api request', {
         method: request.method,
         path: request.url.displayPath,
         status,
         ms: Math.round(performance.now() - startedAt),
         attempt,
-        ...(outcome ? { error: outcome } : {}),
-        ...(streaming ? { streaming: true } : {}),
+        ...(outcome ? { error: outcome } : { streaming: true }),
       });
     }
   }
@@ -620,36 +578,48 @@ class HttpTransport implements ApiTransport {
 class BodyTooLarge extends Error {}
 
 /**
- * Reads a body up to `cap` bytes. Over the cap: throws {@link BodyTooLarge}, or with
- * `truncateOk` returns the first `cap` bytes (error bodies are only excerpted).
+ * Reads a body as UTF-8 text, up to `cap` bytes. Over the cap: throws {@link BodyTooLarge}, or
+ * with `truncateOk` returns the first `cap` bytes (error bodies are only excerpted). A body with
+ * a Content-Length within the cap goes through undici's fast `text()`; otherwise chunks are
+ * counted as they arrive.
  */
-async function readBody(
+async function readBodyText(
   body: Dispatcher.ResponseData['body'],
   cap: number,
   truncateOk: boolean,
   headers: Record<string, unknown>,
-): Promise<Buffer> {
-  const declared = Number(headerValue(headers, 'content-length'));
-  if (!truncateOk && Number.isFinite(declared) && declared > cap) {
+): Promise<string> {
+  const lengthHeader = headerValue(headers, 'content-length');
+  const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
+  if (Number.isFinite(declared) && declared <= cap) return body.text();
+  if (!truncateOk && Number.isFinite(declared)) {
     body.destroy();
     throw new BodyTooLarge();
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > cap) {
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= cap) {
+        chunks.push(chunk);
+        return;
+      }
+      body.removeAllListeners('data');
+      body.removeAllListeners('end');
+      body.on('error', () => {});
+      body.destroy();
       if (!truncateOk) {
-        body.destroy();
-        throw new BodyTooLarge();
+        reject(new BodyTooLarge());
+        return;
       }
       chunks.push(chunk.subarray(0, chunk.length - (size - cap)));
-      body.destroy();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+      finish();
+    });
+    body.once('end', finish);
+    body.once('error', reject);
+  });
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   ExportInfoResponseSchema,
   formatFieldPath,
   parseWire,
+  TimestampSchema,
 } from '../../../src/api/wire.js';
 
 function fixture(name: string): unknown {
@@ -118,5 +119,23 @@ describe('wire schemas refuse what callers depend on', () => {
   it('formats field paths', () => {
     expect(formatFieldPath(['data', 'domains', 3, 'x'])).toBe('data.domains[3].x');
     expect(formatFieldPath([])).toBe('(body)');
+  });
+});
+
+describe('TimestampSchema', () => {
+  it.each([
+    '2025-11-02T10:00:00Z',
+    '2025-11-02T10:00:00.123Z',
+    '2025-11-02T10:00:00.123456Z',
+    '2025-11-02T10:00:00+00:00',
+    '2025-11-02T10:00:00+0000',
+    '2025-11-02T10:00Z',
+    '2025-11-02 10:00:00',
+    '2025-11-02',
+  ])('accepts %s', (value) => {
+    expect(TimestampSchema.safeParse(value).success).toBe(true);
+  });
+  it.each(['yesterday', '2025-13-02T10:00:00Z', '2025-11-02T25:00:00Z', '2025-11-02T10:00:00 UTC', ''])('refuses %s', (value) => {
+    expect(TimestampSchema.safeParse(value).success).toBe(false);
   });
 });

@@ -1,0 +1,159 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+// The bare baseline needs undici itself; only this benchmark and src/api/client.ts import it.
+import { Agent, request } from 'undici';
+import { createClient } from '../src/api/index.js';
+import { startSimulator } from '../src/simulator/index.js';
+
+/** One concurrency level of {@link runClientBench}. */
+export interface ClientBenchRow {
+  /** Requests in flight. */
+  concurrency: number;
+  /** Profile GETs per second through `DomainServiceClient.getDomain` (validated, limited, logged). */
+  clientRps: number;
+  /** Profile GETs per second through a bare `undici.request` loop (JSON parsed, nothing else). */
+  bareRps: number;
+  /** `clientRps / bareRps`. */
+  ratio: number;
+  /** The ratio the client should reach. */
+  target: 0.9;
+}
+
+/** Result of {@link runClientBench}. */
+export interface BenchResult {
+  name: 'client';
+  /** Catalogue size of the simulator. */
+  domains: number;
+  /** Measuring time per mode and concurrency (split into 5 interleaved rounds), after a warm-up. */
+  durationMs: number;
+  rows: ClientBenchRow[];
+}
+
+/** Options of {@link runClientBench}. */
+export interface ClientBenchOptions {
+  /**
+   * Measuring time per cell in ms.
+   * @default 2000
+   */
+  durationMs?: number;
+  /**
+   * Concurrency levels.
+   * @default [1, 8, 32]
+   */
+  concurrencies?: number[];
+  /**
+   * Catalogue size.
+   * @default 5000
+   */
+  domains?: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Runs `worker` on `concurrency` lanes for `durationMs`; returns completed requests per second. */
+async function measure(concurrency: number, durationMs: number, worker: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  let done = 0;
+  const started = performance.now();
+  const until = started + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        await worker(next++);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Measures profile GETs per second through our client against a bare `undici.request` loop, at
+ * the same concurrency (1, 8, 32), in one run against the same simulator (5,000 domains). The
+ * client's rate limit is disabled (`requestsPerSecond: Infinity`) and its concurrency set to
+ * the level measured, so the numbers show the cost of validation, the limiter, the retry
+ * wrapper and the request log, not of a configured limit. Both modes are warmed up, then
+ * measured in 5 interleaved rounds each and reported as medians, since shared machines drift.
+ * Client and simulator share one process, so the ratio also counts the simulator's CPU.
+ */
+export async function runClientBench(options: ClientBenchOptions = {}): Promise<BenchResult> {
+  const durationMs = options.durationMs ?? 2000;
+  const concurrencies = options.concurrencies ?? [1, 8, 32];
+  const domainCount = options.domains ?? 5000;
+  const sim = await startSimulator({ domains: domainCount, seed: 7 });
+  const domains = sim.control.truth.listDomains();
+  const rows: ClientBenchRow[] = [];
+  try {
+    for (const [index, concurrency] of concurrencies.entries()) {
+      const agent = new Agent({ connections: concurrency, pipelining: 1 });
+      const client = createClient({
+        baseUrl: sim.baseUrl,
+        apiKey: sim.apiKey,
+        concurrency,
+        requestsPerSecond: Infinity,
+        maxRetries: 0,
+      });
+      const bare = async (i: number): Promise<void> => {
+        const domain = domains[i % domains.length]!;
+        const response = await request(`${sim.baseUrl}/domains/${encodeURIComponent(domain)}`, {
+          dispatcher: agent,
+          headers: { 'x-api-key': sim.apiKey, accept: 'application/json' },
+        });
+        if (response.statusCode !== 200) throw new Error(`bare request: status ${response.statusCode}`);
+        await response.body.json();
+      };
+      const viaClient = async (i: number): Promise<void> => {
+        await client.getDomain(domains[i % domains.length]!);
+      };
+      try {
+        // Shared machines are noisy: measure in short interleaved rounds (alternating which mode
+        // goes first) and keep the median of each mode, after a warm-up of both.
+        const rounds = 5;
+        const roundMs = Math.max(100, Math.round(durationMs / rounds));
+        await measure(concurrency, Math.min(500, roundMs), bare);
+        await measure(concurrency, Math.min(500, roundMs), viaClient);
+        const bareRuns: number[] = [];
+        const clientRuns: number[] = [];
+        for (let round = 0; round < rounds; round++) {
+          if ((round + index) % 2 === 0) {
+            bareRuns.push(await measure(concurrency, roundMs, bare));
+            clientRuns.push(await measure(concurrency, roundMs, viaClient));
+          } else {
+            clientRuns.push(await measure(concurrency, roundMs, viaClient));
+            bareRuns.push(await measure(concurrency, roundMs, bare));
+          }
+        }
+        const bareRps = median(bareRuns);
+        const clientRps = median(clientRuns);
+        rows.push({
+          concurrency,
+          clientRps: Math.round(clientRps),
+          bareRps: Math.round(bareRps),
+          ratio: Math.round((clientRps / bareRps) * 1000) / 1000,
+          target: 0.9,
+        });
+      } finally {
+        await client.close();
+        await agent.close();
+      }
+    }
+  } finally {
+    await sim.close();
+  }
+  return { name: 'client', domains: domainCount, durationMs, rows };
+}
+
+// Runnable on its own: `node dist/bench/client.js` prints the result as JSON.
+const entry = process.argv[1];
+if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  runClientBench()
+    .then((result) => console.log(JSON.stringify(result, null, 2)))
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+}
