@@ -1,0 +1,369 @@
+import type { DomainFilters, DomainProfile, DomainServiceApi, DomainSummary } from '../src/api/index.js';
+import { redactText } from '../src/log/redact.js';
+import { classifySummaries, markUnlisted, upsertDomainSummaries, upsertProfiles } from '../src/mirror/store/domains.js';
+import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
+import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
+import { updatePipelineRunStats } from '../src/mirror/store/runs.js';
+import { TaskQueue } from '../src/runtime/queue.js';
+import { errorCode, runPipeline } from '../src/runtime/run.js';
+import type { RunContext } from '../src/runtime/run-context.js';
+import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
+import { AbortedError } from '../src/util/domain-sync-error.js';
+import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
+
+/** Options of {@link syncPipeline}; the CLI maps `sync`'s flags onto these. */
+export interface SyncOptions {
+  /** Canonical filter name → value (`--filter NAME=VALUE`); `page` is not allowed. @default {} */
+  filters?: Readonly<Record<string, string | number | boolean>>;
+  /** List everything and fetch every profile, ignoring the watermark. @default false */
+  full?: boolean;
+  /** Fetch profiles of new or changed domains; false stores the listing only. @default true */
+  profiles?: boolean;
+  /** Profile requests in flight. @default config.sync.concurrency ?? config.api.concurrency */
+  concurrency?: number;
+  /** Page size of the listing. @default config.sync.perPage (500) */
+  perPage?: number;
+  /** Listing passes at most when the catalogue moves under the cursor. @default 3 */
+  maxPasses?: number;
+  /** Profiles per mirror transaction. @default 250 */
+  batchSize?: number;
+}
+
+/** Counts of one sync run, stored in `pipeline_runs.stats` and printed in the summary. */
+export interface SyncStats {
+  mode: 'full' | 'incremental';
+  /** Why a full listing ran: `requested`, `first_run`, `count_mismatch`, or null. */
+  fullListingReason: string | null;
+  enrichedAfter: string | null;
+  passes: number;
+  pages: number;
+  listed: number;
+  new: number;
+  changed: number;
+  unchanged: number;
+  /** Profiles fetched again because an earlier run could not (crash, failure, --no-profiles). */
+  due: number;
+  profilesFetched: number;
+  profilesFailed: number;
+  unlisted: number;
+  driftDetected: boolean;
+  watermark: string | null;
+}
+
+const PIPELINE = 'sync';
+const PROGRESS_LOG_INTERVAL_MS = 5_000;
+
+/**
+ * `sync`: pages through `GET /domains`, stores every summary, fetches and upserts the profiles
+ * of new or changed domains (0 credits), then advances the `enriched_after` watermark.
+ *
+ * Never throws for item failures (a profile that cannot be read is reported with its domain and
+ * retried by the next run) nor for a 401 (status `stopped_by_service`, everything fetched so far
+ * committed). The listing has no stable cursor in api-spec.md, so drift is detected (a `total`
+ * that changes, a domain seen twice, fewer domains than `total`) and healed by listing again;
+ * re-listing is cheap (0 credits, 500 per page) and profiles already fetched are not refetched.
+ */
+export async function syncPipeline(ctx: RunContext, options: SyncOptions = {}): Promise<RunResult<SyncStats>> {
+  const stats: SyncStats = {
+    mode: 'incremental',
+    fullListingReason: null,
+    enrichedAfter: null,
+    passes: 0,
+    pages: 0,
+    listed: 0,
+    new: 0,
+    changed: 0,
+    unchanged: 0,
+    due: 0,
+    profilesFetched: 0,
+    profilesFailed: 0,
+    unlisted: 0,
+    driftDetected: false,
+    watermark: null,
+  };
+  return runPipeline(ctx, PIPELINE, (run) => new SyncRun(run.ctx, run.id, run.startedAt, options, stats).execute(), () => stats);
+}
+
+class SyncRun {
+  private readonly ctx: RunContext;
+  private readonly api: DomainServiceApi;
+  private readonly runId: number;
+  private readonly startedAt: string;
+  private readonly stats: SyncStats;
+  private readonly scopeFilters: Record<string, string | number | boolean>;
+  private readonly perPage: number;
+  private readonly fetchProfiles: boolean;
+  private readonly full: boolean;
+  private readonly maxPasses: number;
+  private readonly batchSize: number;
+  private readonly queue: TaskQueue;
+  private readonly failures: ItemFailure[] = [];
+  /** Domains already queued in this run, so drift re-passes never fetch a profile twice. */
+  private readonly queued = new Set<string>();
+  private buffer: DomainProfile[] = [];
+  private lastFlushMs: number;
+  private lastProgressLogMs: number;
+  private maxListedEnrichedAt: string | null = null;
+  /** Set when the service stops us (401): no new work, finish and report. */
+  private stopError: unknown;
+  private readonly pagesTask;
+  private readonly profilesTask;
+
+  constructor(ctx: RunContext, runId: number, startedAt: string, options: SyncOptions, stats: SyncStats) {
+    this.ctx = ctx;
+    this.api = ctx.api;
+    this.runId = runId;
+    this.startedAt = startedAt;
+    this.stats = stats;
+    const { page: _page, per_page: perPageFilter, ...scope } = options.filters ?? {};
+    this.scopeFilters = scope;
+    this.perPage = options.perPage ?? (perPageFilter === undefined ? ctx.config.sync.perPage : Number(perPageFilter));
+    this.fetchProfiles = options.profiles ?? true;
+    this.full = options.full ?? false;
+    this.maxPasses = options.maxPasses ?? 3;
+    this.batchSize = options.batchSize ?? 250;
+    const concurrency = options.concurrency ?? ctx.config.sync.concurrency ?? ctx.config.api.concurrency;
+    this.queue = new TaskQueue({ concurrency, maxWaiting: Math.max(concurrency * 4, this.perPage) });
+    this.lastFlushMs = ctx.clock();
+    this.lastProgressLogMs = ctx.clock();
+    this.pagesTask = ctx.progress.task('pages', 0, 'pages');
+    this.profilesTask = ctx.progress.task('profiles', 0, 'profiles');
+  }
+
+  async execute() {
+    const { ctx, stats } = this;
+    const scopeKey = scopeKeyFor(this.scopeFilters);
+    const state = getSyncState(ctx.mirror, PIPELINE, scopeKey);
+    const userEnrichedAfter = this.scopeFilters.enriched_after;
+
+    // Profiles an earlier run listed as changed but could not fetch (crash, item failure,
+    // --no-profiles): fetched first, whatever this run's listing says (STYLE.md §6).
+    if (this.fetchProfiles && !this.full) {
+      const due = listProfilesDue(ctx.mirror);
+      stats.due = due.length;
+      for (const domain of due) this.enqueueProfile(domain);
+    }
+
+    let completeListing = false;
+    try {
+      if (this.full || !state?.watermark || userEnrichedAfter !== undefined) {
+        stats.mode = 'full';
+        stats.fullListingReason = this.full ? 'requested' : userEnrichedAfter !== undefined ? 'filter' : 'first_run';
+        completeListing = await this.listUntilStable({});
+      } else {
+        const afterMs = Date.parse(state.watermark) - ctx.config.sync.overlapMs;
+        stats.enrichedAfter = isoFromMs(afterMs);
+        await this.listUntilStable({ enriched_after: stats.enrichedAfter });
+        // An incremental listing cannot see a domain added with an old last_enriched_at, nor
+        // one that disappeared. A 0-credit count check catches both and falls back to a full
+        // listing when the mirror's count of the scope differs from the service's total.
+        if (this.stopError === undefined && Object.keys(this.scopeFilters).length === 0) {
+          const probe = await this.api.searchDomains({ page: 1, per_page: 1 }, { signal: ctx.signal });
+          const known = listedDomainCount(ctx.mirror);
+          if (probe.total !== known) {
+            ctx.logger.info('count mismatch after incremental listing; listing everything', {
+              serviceTotal: probe.total,
+              mirrorListed: known,
+            });
+            stats.mode = 'full';
+            stats.fullListingReason = 'count_mismatch';
+            completeListing = await this.listUntilStable({});
+          }
+        }
+      }
+    } catch (error) {
+      this.noteStop(error);
+    }
+
+    // Finish every profile already queued, even after a stop, so nothing fetched is lost.
+    try {
+      await this.queue.drain();
+    } catch (error) {
+      this.noteStop(error);
+    }
+    this.flush(true);
+    this.pagesTask.done();
+    this.profilesTask.done();
+
+    const stopped = this.stopError !== undefined;
+    if (!stopped) {
+      if (completeListing && stats.mode === 'full' && !stats.driftDetected) {
+        stats.unlisted = markUnlisted(ctx.mirror, this.scopeFilters, {
+          listedAt: isoFromMs(ctx.clock()),
+          runStartedAt: this.startedAt,
+        }).marked;
+      }
+      // The watermark advances only now, after every row it covers is committed (STYLE.md §6).
+      // It is the service's own last_enriched_at, so our clock's skew does not matter.
+      const watermark = maxIso(state?.watermark ?? null, this.maxListedEnrichedAt);
+      stats.watermark = watermark;
+      if (userEnrichedAfter === undefined) {
+        setSyncState(ctx.mirror, {
+          pipeline: PIPELINE,
+          scopeKey,
+          filters: this.scopeFilters,
+          watermark,
+          cursor: null,
+          pipelineRunId: this.runId,
+          updatedAt: isoFromMs(ctx.clock()),
+        });
+      }
+    }
+    stats.profilesFailed = this.failures.length;
+    const error = stopped ? this.stopError : undefined;
+    if (error !== undefined) {
+      const code = errorCode(error);
+      if (code !== 'ERR_AUTH' && code !== 'ERR_QUOTA_EXCEEDED' && !(error instanceof AbortedError)) throw error;
+      if (error instanceof AbortedError) {
+        return { status: 'interrupted' as const, stats, failures: this.failures, creditsSpent: 0, error: describe(error) };
+      }
+      return { status: 'stopped_by_service' as const, stats, failures: this.failures, creditsSpent: 0, error: describe(error) };
+    }
+    return { status: 'done' as const, stats, failures: this.failures, creditsSpent: 0 };
+  }
+
+  /**
+   * Lists the scope (plus `extra` filters) until a pass sees a stable catalogue, at most
+   * `maxPasses` times. Returns true when the last pass was complete and drift-free.
+   */
+  private async listUntilStable(extra: Record<string, string>): Promise<boolean> {
+    for (let pass = 1; pass <= this.maxPasses; pass++) {
+      const clean = await this.listOnce(extra);
+      if (clean) return true;
+      this.stats.driftDetected = true;
+      if (this.stopError !== undefined) return false;
+      this.ctx.logger.warn('listing drift detected; listing again', { pass });
+    }
+    this.ctx.logger.warn('catalogue kept changing while listing; some domains may wait for the next run', {
+      passes: this.maxPasses,
+    });
+    return false;
+  }
+
+  /** One pass over every page. Returns true when nothing moved under the cursor. */
+  private async listOnce(extra: Record<string, string>): Promise<boolean> {
+    const { ctx, stats } = this;
+    stats.passes += 1;
+    const seen = new Set<string>();
+    let drift = false;
+    let lastTotal = 0;
+    const filters = { ...this.scopeFilters, ...extra } as DomainFilters;
+    for await (const page of this.api.iterateDomainPages(filters, { perPage: this.perPage, signal: ctx.signal })) {
+      if (this.stopError !== undefined) return false;
+      stats.pages += 1;
+      lastTotal = page.total;
+      if (page.requestedPage === 1) this.pagesTask.setTotal(Math.ceil(page.total / this.perPage));
+      this.pagesTask.increment();
+      if (page.totalChanged) drift = true;
+      const fresh: DomainSummary[] = [];
+      for (const summary of page.domains) {
+        if (seen.has(summary.domain_normalized)) drift = true;
+        else {
+          seen.add(summary.domain_normalized);
+          fresh.push(summary);
+        }
+      }
+      this.handlePage(fresh);
+      this.maybeLogProgress();
+      await this.queue.waitForRoom();
+    }
+    if (seen.size < lastTotal) drift = true;
+    return !drift;
+  }
+
+  private handlePage(summaries: DomainSummary[]): void {
+    const { ctx, stats } = this;
+    if (summaries.length === 0) return;
+    const classes = classifySummaries(ctx.mirror, summaries);
+    upsertDomainSummaries(ctx.mirror, summaries, { listedAt: isoFromMs(ctx.clock()) });
+    stats.listed += summaries.length;
+    stats.new += classes.new.length;
+    stats.changed += classes.changed.length;
+    stats.unchanged += classes.unchanged.length;
+    for (const summary of summaries) {
+      const at = summary.last_enriched_at ? normalizeTimestamp(summary.last_enriched_at) : null;
+      if (at !== null && (this.maxListedEnrichedAt === null || at > this.maxListedEnrichedAt)) this.maxListedEnrichedAt = at;
+    }
+    if (!this.fetchProfiles) return;
+    const wanted = this.full ? summaries : [...classes.new, ...classes.changed];
+    for (const summary of wanted) this.enqueueProfile(summary.domain_normalized);
+  }
+
+  private enqueueProfile(domain: string): void {
+    if (this.queued.has(domain) || this.stopError !== undefined) return;
+    this.queued.add(domain);
+    this.profilesTask.setTotal(this.queued.size);
+    this.queue.add(async () => {
+      if (this.stopError !== undefined || this.ctx.signal.aborted) return;
+      try {
+        const profile = await this.api.getDomain(domain, { signal: this.ctx.signal });
+        this.buffer.push(profile);
+        this.stats.profilesFetched += 1;
+        this.profilesTask.increment();
+        this.flush(false);
+      } catch (error) {
+        const code = errorCode(error);
+        if (error instanceof AbortedError || code === 'ERR_ABORTED' || code === 'ERR_AUTH' || code === 'ERR_QUOTA_EXCEEDED') {
+          this.noteStop(error);
+          return;
+        }
+        // One bad profile (404 between listing and fetch, malformed body, a server that keeps
+        // failing) is an item failure: reported with its domain, retried by the next run.
+        this.failures.push({ item: domain, code, message: redactText(error instanceof Error ? error.message : String(error)) });
+        this.ctx.logger.warn('profile not mirrored', { domain, code });
+      }
+    });
+  }
+
+  /** Commits buffered profiles in one transaction when the batch is full, a second has passed, or at the end. */
+  private flush(force: boolean): void {
+    const now = this.ctx.clock();
+    if (this.buffer.length === 0) return;
+    if (!force && this.buffer.length < this.batchSize && now - this.lastFlushMs < 1000) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    this.lastFlushMs = now;
+    try {
+      upsertProfiles(this.ctx.mirror, batch, { syncedAt: isoFromMs(now) });
+    } catch (error) {
+      // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
+      // retry one by one so every good profile lands and the bad one is reported by domain.
+      if (batch.length === 1) {
+        const domain = batch[0]!.domain_normalized;
+        this.failures.push({ item: domain, code: errorCode(error), message: redactText((error as Error).message) });
+        this.stats.profilesFetched -= 1;
+        return;
+      }
+      for (const profile of batch) {
+        this.buffer = [profile];
+        this.flush(true);
+      }
+    }
+  }
+
+  private noteStop(error: unknown): void {
+    if (this.stopError === undefined) {
+      this.stopError = error;
+      this.queue.clear();
+    }
+  }
+
+  private maybeLogProgress(): void {
+    const now = this.ctx.clock();
+    if (now - this.lastProgressLogMs < PROGRESS_LOG_INTERVAL_MS) return;
+    this.lastProgressLogMs = now;
+    const { pages, listed, profilesFetched } = this.stats;
+    this.ctx.logger.info('sync progress', { pages, listed, profilesFetched, queued: this.queue.load, failed: this.failures.length });
+    updatePipelineRunStats(this.ctx.mirror, this.runId, { ...this.stats });
+  }
+}
+
+function maxIso(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a > b ? a : b;
+}
+
+function describe(error: unknown): { code: string; message: string } {
+  return { code: errorCode(error), message: redactText(error instanceof Error ? error.message : String(error)) };
+}

@@ -1,0 +1,7 @@
+import { DomainSyncError } from '../../util/domain-sync-error.js';
+import type { CommandContext, CommandResult } from '../context.js';
+
+// Placeholder until the export pipeline lands; it must not survive into a release.
+export async function exportCommand(_ctx: CommandContext): Promise<CommandResult> {
+  throw new DomainSyncError('ERR_NOT_IMPLEMENTED', 'export is not implemented yet');
+}

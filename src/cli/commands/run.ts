@@ -1,0 +1,7 @@
+import { DomainSyncError } from '../../util/domain-sync-error.js';
+import type { CommandContext, CommandResult } from '../context.js';
+
+// Placeholder until the run pipeline lands; it must not survive into a release.
+export async function runCommand(_ctx: CommandContext): Promise<CommandResult> {
+  throw new DomainSyncError('ERR_NOT_IMPLEMENTED', 'run is not implemented yet');
+}

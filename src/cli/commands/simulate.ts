@@ -1,0 +1,78 @@
+import { createPinoLogger } from '../../log/pino-logger.js';
+import { startSimulator } from '../../simulator/index.js';
+import { UsageError } from '../../util/domain-sync-error.js';
+import type { CommandContext, CommandResult } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+interface SimulateOptions {
+  port: number;
+  host: string;
+  domains: number;
+  seed: number;
+  timeScale: number;
+  credits: string;
+  apiKey?: string;
+  quirks?: boolean;
+}
+
+const DEFAULT_SIMULATOR_KEY = 'client_simulator_key';
+
+/**
+ * `domain-sync simulate`: serves the bundled simulator until SIGINT/SIGTERM. Needs no config
+ * and no API key; the accepted key is `--api-key`, else `DOMAIN_SYNC_API_KEY`, else a fixed
+ * demo key that is printed (it is not a secret: it only opens the local simulator).
+ */
+export async function simulateCommand(ctx: CommandContext, options: SimulateOptions): Promise<CommandResult> {
+  const credits = parseCredits(options.credits);
+  const envKey = ctx.io.env.DOMAIN_SYNC_API_KEY;
+  const apiKey = options.apiKey ?? (envKey && envKey.length > 0 ? envKey : DEFAULT_SIMULATOR_KEY);
+  const keyIsDemoKey = apiKey === DEFAULT_SIMULATOR_KEY;
+  const logger = createPinoLogger({ level: ctx.config.log.level, base: { command: 'simulate' } });
+  const sim = await startSimulator({
+    port: options.port,
+    host: options.host,
+    domains: options.domains,
+    seed: options.seed,
+    timeScale: options.timeScale,
+    credits,
+    apiKeys: [apiKey],
+    quirks: options.quirks === true,
+    logger,
+  });
+  const lines = [
+    `simulator listening on ${sim.origin}`,
+    `  base URL   ${sim.baseUrl}`,
+    `  catalogue  ${options.domains} domains, seed ${options.seed}, time scale ${options.timeScale}`,
+    `  credits    ${credits === null ? 'unlimited' : credits}`,
+    keyIsDemoKey
+      ? `  API key    ${DEFAULT_SIMULATOR_KEY} (demo key; export DOMAIN_SYNC_API_KEY=${DEFAULT_SIMULATOR_KEY})`
+      : '  API key    the value of --api-key / DOMAIN_SYNC_API_KEY',
+    `  control    ${sim.origin}/_sim/state (see docs/simulator.md)`,
+    'press Ctrl-C to stop',
+  ];
+  if (ctx.output.json) {
+    ctx.io.stderr.write(`${JSON.stringify({ event: 'listening', origin: sim.origin, baseUrl: sim.baseUrl })}\n`);
+  } else {
+    ctx.io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const account = sim.control.account();
+  await sim.close();
+  return {
+    exitCode: EXIT.OK,
+    summary: { origin: sim.origin, baseUrl: sim.baseUrl, account },
+    human: ['simulator stopped'],
+  };
+}
+
+function parseCredits(text: string): number | null {
+  if (text === 'unlimited' || text === 'null') return null;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new UsageError(`--credits: expected a whole number ≥ 0 or "unlimited", got "${text}"`);
+  }
+  return n;
+}

@@ -1,0 +1,46 @@
+import { syncPipeline } from '../../../pipelines/sync.js';
+import type { CommandContext, CommandResult } from '../context.js';
+import { exitCodeForOutcome } from '../exit-codes.js';
+import { parseFilterFlags } from '../filters.js';
+import { openServices } from '../services.js';
+
+interface SyncFlags {
+  filter?: string[];
+  full?: boolean;
+  profiles?: boolean;
+  concurrency?: number;
+}
+
+/** `domain-sync sync`: see {@link syncPipeline}. */
+export async function syncCommand(ctx: CommandContext, flags: SyncFlags): Promise<CommandResult> {
+  const filters = parseFilterFlags(flags.filter, { forbid: ['page'] });
+  const services = await openServices(ctx, true);
+  try {
+    const result = await syncPipeline(services, {
+      filters,
+      full: flags.full === true,
+      profiles: flags.profiles !== false,
+      ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+    });
+    services.progress.stop();
+    const s = result.stats;
+    const human = [
+      `sync ${result.status} (run ${result.runId}, ${s.mode} listing${s.enrichedAfter ? ` after ${s.enrichedAfter}` : ''})`,
+      `  listed ${s.listed} domains in ${s.pages} pages (${s.new} new, ${s.changed} changed, ${s.unchanged} unchanged)`,
+      `  profiles fetched ${s.profilesFetched}, failed ${s.profilesFailed}${s.due ? `, ${s.due} due from earlier runs` : ''}`,
+      ...(s.unlisted ? [`  ${s.unlisted} domains no longer listed (marked, not deleted)`] : []),
+      ...(s.driftDetected ? ['  the catalogue changed while listing; listed again to catch up'] : []),
+      ...result.failures.slice(0, 20).map((f) => `  failed: ${f.item}: ${f.code}: ${f.message}`),
+      ...(result.failures.length > 20 ? [`  … and ${result.failures.length - 20} more failures`] : []),
+      ...(result.error ? [`  stopped: ${result.error.code}: ${result.error.message}`] : []),
+      `  mirror: ${services.mirror.path}`,
+    ];
+    return {
+      exitCode: exitCodeForOutcome(result.status, result.failures.length),
+      summary: { ...result, mirror: services.mirror.path },
+      human,
+    };
+  } finally {
+    await services.close();
+  }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+import { setMaxListeners } from 'node:events';
+import { runCli } from './program.js';
+
+// The only place that touches process.argv, signals and process.exit (STYLE.md §2).
+const controller = new AbortController();
+// Every request in flight listens to this one signal; more than the default 10 is expected.
+setMaxListeners(0, controller.signal);
+let interrupts = 0;
+const onSignal = (signal: NodeJS.Signals): void => {
+  interrupts += 1;
+  if (interrupts > 1) {
+    process.stderr.write(`domain-sync: ${signal} again, exiting now\n`);
+    process.exit(130);
+  }
+  process.stderr.write(`domain-sync: ${signal} received, stopping at a safe point (again to force)\n`);
+  controller.abort(new Error(signal));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+const code = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }, controller.signal);
+// Let stdout drain before exiting, so a piped --json summary is never cut short.
+process.stdout.write('', () => process.exit(code));

@@ -1,0 +1,188 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { AbortedError, DomainSyncError } from '../util/domain-sync-error.js';
+import { redactText } from '../log/redact.js';
+import { CommandContext, type CommandResult, type GlobalFlags } from './context.js';
+import { EXIT, exitCodeForError } from './exit-codes.js';
+import type { CliIo } from './output.js';
+
+/** A command's action: lazily imported, given the context and its own parsed options. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command declares its own flag type
+type Action = (ctx: CommandContext, options: any, args: string[]) => Promise<CommandResult>;
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+function positiveInt(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+    return n;
+  };
+}
+
+function nonNegativeInt(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a whole number ≥ 0, got "${value}"`);
+    return n;
+  };
+}
+
+/**
+ * Runs the CLI with `argv` (without node and script) and returns the exit status. Never calls
+ * process.exit; `main.ts` does. Every error is mapped here, in one place.
+ */
+export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSignal): Promise<number> {
+  let exitCode: number = EXIT.OK;
+  let ctx: CommandContext | undefined;
+  const jsonRequested = argv.includes('--json');
+
+  const program = new Command('domain-sync')
+    .description('Keep a local SQLite mirror, with Parquet snapshots, of the Domain Enrichment Service catalogue.')
+    .option('--config <file>', 'config file (default: $DOMAIN_SYNC_CONFIG or ./config.json when present)')
+    .option('--db <file>', 'SQLite mirror file (overrides database.path and $DOMAIN_SYNC_DB)')
+    .option('--base-url <url>', 'service base URL ending in /api/v1/igaming (overrides $DOMAIN_SYNC_BASE_URL)')
+    .option('--json', 'print one JSON summary object on stdout at the end, nothing else')
+    .option('--log-level <level>', 'silent, error, warn, info, debug or trace')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+
+  const register = (command: Command, load: () => Promise<Action>): void => {
+    command.exitOverride().action(async (...params: unknown[]) => {
+      const self = params[params.length - 1] as Command;
+      const options = self.opts();
+      const args = params.slice(0, -2).filter((p): p is string => typeof p === 'string');
+      const flags = self.optsWithGlobals() as GlobalFlags;
+      ctx = new CommandContext(io, flags, signal, self.name());
+      const action = await load();
+      const result = await action(ctx, options, args);
+      exitCode = result.exitCode;
+      ctx.output.result({ command: self.name(), ok: result.exitCode === EXIT.OK, exitCode: result.exitCode, ...result.summary }, result.human);
+    });
+  };
+
+  register(
+    program
+      .command('sync')
+      .description('page through GET /domains and fetch the profiles of new or changed domains (0 credits)')
+      .option('--filter <name=value>', 'filter by a canonical filter name (repeatable)', collect)
+      .option('--full', 'fetch every profile, not only new or changed ones')
+      .option('--no-profiles', 'store the listing only, fetch no profile')
+      .option('--concurrency <n>', 'profile requests in flight (default: api.concurrency)', positiveInt('--concurrency')),
+    async () => (await import('./commands/sync.js')).syncCommand as Action,
+  );
+  register(
+    program
+      .command('export')
+      .description('create a bulk export, poll it, download it into exports.dir and load it into the mirror (costs credits)')
+      .option('--filter <name=value>', 'filter by a canonical filter name (repeatable)', collect)
+      .addOption(new Option('--format <format>', 'file format').choices(['csv', 'json']).default('csv'))
+      .option('--fields <a,b>', 'sections to include (default: all)')
+      .option('--max-credits <n>', 'refuse when the estimated cost is higher', nonNegativeInt('--max-credits'))
+      .option('--no-load', 'download only; do not load the file into the mirror')
+      .option('--recreate-expired', 'when the unfinished export\'s file has expired, pay for a new one'),
+    async () => (await import('./commands/export.js')).exportCommand as Action,
+  );
+  register(
+    program
+      .command('enrich')
+      .description('re-enrich stale domains under a credit budget (10 credits per run, 0 when cached)')
+      .option('--budget <n>', 'credits this invocation may spend at most (default: enrich.budget)', nonNegativeInt('--budget'))
+      .option('--stale-after <duration>', 'a domain is stale when enriched longer ago than this, e.g. 30d (default: enrich.staleAfter)')
+      .option('--domain <domain>', 'enrich this domain whatever its freshness (repeatable)', collect)
+      .option('--filter <name=value>', 'narrow the stale domains (jurisdiction, payment_category; repeatable)', collect)
+      .option('--concurrency <n>', 'runs in flight (default: enrich.concurrency)', positiveInt('--concurrency'))
+      .option('--strategy <s>', 'enrichment strategy (default: enrich.strategy)')
+      .option('--wait <duration>', 'how long to wait for started runs (default: enrich.wait, 30m)')
+      .option('--dry-run', 'print the plan and its worst-case cost; spend nothing'),
+    async () => (await import('./commands/enrich.js')).enrichCommand as Action,
+  );
+  register(
+    program
+      .command('snapshot')
+      .description('write Parquet snapshots of the mirror tables (Hive-style snapshot_date partitions)')
+      .option('--out <dir>', 'snapshot directory (default: snapshots.dir)')
+      .option('--tables <a,b>', 'tables to write (default: all mirror tables)'),
+    async () => (await import('./commands/snapshot.js')).snapshotCommand as Action,
+  );
+  register(
+    program.command('run').description('run a pipeline defined in the config by name (e.g. nightly)').argument('<name>', 'pipeline name'),
+    async () => (await import('./commands/run.js')).runCommand as Action,
+  );
+  register(
+    program.command('schedule').description('long-running: run the config\'s pipelines on their cron schedules'),
+    async () => (await import('./commands/schedule.js')).scheduleCommand as Action,
+  );
+  register(
+    program.command('account').description('show the plan and credit balance'),
+    async () => (await import('./commands/account.js')).accountCommand as Action,
+  );
+  register(
+    program.command('status').description('mirror counts, freshness, last runs, credits spent'),
+    async () => (await import('./commands/status.js')).statusCommand as Action,
+  );
+  register(
+    program.command('migrate').description('create or upgrade the mirror schema'),
+    async () => (await import('./commands/migrate.js')).migrateCommand as Action,
+  );
+  register(
+    program
+      .command('simulate')
+      .description('run the bundled simulator of the service (offline development, demos, CI)')
+      .option('--port <n>', 'port to listen on (0 = any free port)', nonNegativeInt('--port'), 8787)
+      .option('--host <host>', 'address to listen on', '127.0.0.1')
+      .option('--domains <n>', 'catalogue size', positiveInt('--domains'), 5000)
+      .option('--seed <n>', 'catalogue seed', nonNegativeInt('--seed'), 1)
+      .addOption(new Option('--time-scale <x>', 'multiplies run durations (30–120 s) and export times').default(1).argParser(positiveNumber('--time-scale')))
+      .addOption(new Option('--credits <n>', 'credits granted ("unlimited" for no quota)').default('100000'))
+      .option('--api-key <key>', 'the key the simulator accepts (default: $DOMAIN_SYNC_API_KEY or client_simulator_key)')
+      .option('--quirks', 'exercise what the spec allows without showing it (unseen enum values, odd timestamps…)'),
+    async () => (await import('./commands/simulate.js')).simulateCommand as Action,
+  );
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+        return EXIT.OK;
+      }
+      if (jsonRequested) {
+        io.stdout.write(`${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: error.message } })}\n`);
+      }
+      return EXIT.USAGE;
+    }
+    exitCode = exitCodeForError(error);
+    reportError(error, io, ctx, jsonRequested, exitCode);
+  }
+  return exitCode;
+}
+
+function reportError(error: unknown, io: CliIo, ctx: CommandContext | undefined, json: boolean, exitCode: number): void {
+  const rawCode = (error as { code?: unknown } | null)?.code;
+  const known = error instanceof DomainSyncError || (typeof rawCode === 'string' && rawCode.startsWith('ERR_'));
+  const code = known ? String(rawCode) : 'ERR_INTERNAL';
+  const message = error instanceof Error ? redactText(error.message) : redactText(String(error));
+  if (json) {
+    const summary = { command: ctx?.commandName ?? null, ok: false, exitCode, error: { code, message } };
+    if (ctx) ctx.output.result(summary);
+    else io.stdout.write(`${JSON.stringify(summary)}\n`);
+  }
+  if (!known) {
+    io.stderr.write(`domain-sync: internal error (this is a bug, please report it): ${message}\n`);
+    if (error instanceof Error && error.stack) ctx?.logger.debug('stack', { stack: redactText(error.stack) });
+  } else if (!(error instanceof AbortedError)) {
+    io.stderr.write(`domain-sync: ${message}\n`);
+  }
+}
+
+function positiveNumber(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
+    return n;
+  };
+}

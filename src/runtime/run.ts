@@ -1,0 +1,92 @@
+import { redactText } from '../log/redact.js';
+import { finishPipelineRun, startPipelineRun } from '../mirror/store/runs.js';
+import { AbortedError } from '../util/domain-sync-error.js';
+import { isoFromMs } from '../util/time.js';
+import type { RunContext } from './run-context.js';
+import type { ItemFailure, RunResult, RunStatus } from './run-result.js';
+
+/** Error codes that mean "the service stopped us" (exit 3), not "we failed". */
+const SERVICE_STOP_CODES = new Set(['ERR_AUTH', 'ERR_QUOTA_EXCEEDED', 'ERR_INSUFFICIENT_CREDITS']);
+
+/** What a pipeline body hands back to {@link runPipeline}. */
+export interface PipelineBodyResult<Stats extends object> {
+  status: RunStatus;
+  stats: Stats;
+  failures: ItemFailure[];
+  creditsSpent: number;
+  error?: { code: string; message: string };
+}
+
+/** The run a pipeline body is executing in. */
+export interface PipelineRun {
+  id: number;
+  startedAt: string;
+  ctx: RunContext;
+}
+
+/**
+ * Runs a pipeline body with `pipeline_runs` bookkeeping: a row at start, the outcome at the end.
+ * Never throws for what the body throws: an abort becomes `interrupted`, a 401 or quota stop
+ * becomes `stopped_by_service`, anything else `failed`, each with the error's stable code.
+ * `stats` given to `partialStats` are kept when the body throws, so a summary still has them.
+ */
+export async function runPipeline<Stats extends object>(
+  ctx: RunContext,
+  pipeline: string,
+  body: (run: PipelineRun) => Promise<PipelineBodyResult<Stats>>,
+  partialStats: () => Stats,
+): Promise<RunResult<Stats>> {
+  const startedAt = isoFromMs(ctx.clock());
+  const id = startPipelineRun(ctx.mirror, { pipeline, startedAt, pid: process.pid });
+  const logger = ctx.logger.child({ pipeline, runId: id });
+  logger.info('pipeline started');
+  let outcome: PipelineBodyResult<Stats>;
+  try {
+    outcome = await body({ id, startedAt, ctx: { ...ctx, logger } });
+  } catch (error) {
+    const code = errorCode(error);
+    const status: RunStatus =
+      error instanceof AbortedError || code === 'ERR_ABORTED'
+        ? 'interrupted'
+        : SERVICE_STOP_CODES.has(code)
+          ? 'stopped_by_service'
+          : 'failed';
+    outcome = {
+      status,
+      stats: partialStats(),
+      failures: [],
+      creditsSpent: 0,
+      error: { code, message: redactText(error instanceof Error ? error.message : String(error)) },
+    };
+    if (status === 'failed' && code === 'ERR_INTERNAL' && error instanceof Error && error.stack) {
+      logger.debug('stack', { stack: redactText(error.stack) });
+    }
+  }
+  const finishedAt = isoFromMs(ctx.clock());
+  const stats = { ...outcome.stats, failures: outcome.failures.length } as Record<string, unknown>;
+  finishPipelineRun(ctx.mirror, id, {
+    status: outcome.status,
+    finishedAt,
+    stats,
+    error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null,
+  });
+  const level = outcome.status === 'failed' ? 'error' : outcome.status === 'done' || outcome.status === 'budget_reached' ? 'info' : 'warn';
+  logger[level]('pipeline finished', { status: outcome.status, ...stats, error: outcome.error });
+  return {
+    pipeline,
+    runId: id,
+    status: outcome.status,
+    startedAt,
+    finishedAt,
+    stats: outcome.stats,
+    failures: outcome.failures,
+    creditsSpent: outcome.creditsSpent,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
+}
+
+/** The stable code of an error, or `ERR_INTERNAL` for one we did not raise on purpose. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_') ? code : 'ERR_INTERNAL';
+}
