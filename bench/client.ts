@@ -55,7 +55,11 @@ function median(values: number[]): number {
 }
 
 /** Runs `worker` on `concurrency` lanes for `durationMs`; returns completed requests per second. */
-async function measure(concurrency: number, durationMs: number, worker: (i: number) => Promise<void>): Promise<number> {
+async function measure(
+  concurrency: number,
+  durationMs: number,
+  worker: (i: number) => Promise<void>,
+): Promise<number> {
   let next = 0;
   let done = 0;
   const started = performance.now();

@@ -213,9 +213,20 @@ export const CLIENT_DEFAULTS = Object.freeze({
   maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
 });
 
-function checkNumber(name: string, value: number | undefined, fallback: number, min: number, allowInfinity = false): number {
+function checkNumber(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  allowInfinity = false,
+): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < min || (!allowInfinity && !Number.isFinite(value))) {
+  if (
+    typeof value !== 'number' ||
+    Number.isNaN(value) ||
+    value < min ||
+    (!allowInfinity && !Number.isFinite(value))
+  ) {
     throw new ClientConfigError(`${name} must be a number ≥ ${min}, got ${String(value)}`);
   }
   return value;
@@ -225,11 +236,14 @@ function resolveOptions(options: ClientOptions): ResolvedClientOptions {
   const base = parseBaseUrl(options.baseUrl);
   const authHeader = options.authHeader ?? CLIENT_DEFAULTS.authHeader;
   if (authHeader !== 'x-api-key' && authHeader !== 'bearer') {
-    throw new ClientConfigError(`authHeader must be 'x-api-key' or 'bearer', got ${JSON.stringify(authHeader)}`);
+    throw new ClientConfigError(
+      `authHeader must be 'x-api-key' or 'bearer', got ${JSON.stringify(authHeader)}`,
+    );
   }
   const queryParams: Record<string, string> = {};
   for (const [name, wire] of Object.entries(options.queryParams ?? {})) {
-    if (typeof wire !== 'string' || wire === '') throw new ClientConfigError(`queryParams.${name} must be a non-empty string`);
+    if (typeof wire !== 'string' || wire === '')
+      throw new ClientConfigError(`queryParams.${name} must be a non-empty string`);
     queryParams[name] = wire;
   }
   return Object.freeze({
@@ -238,9 +252,25 @@ function resolveOptions(options: ClientOptions): ResolvedClientOptions {
     timeoutMs: checkNumber('timeoutMs', options.timeoutMs, CLIENT_DEFAULTS.timeoutMs, 1),
     maxRetries: Math.floor(checkNumber('maxRetries', options.maxRetries, CLIENT_DEFAULTS.maxRetries, 0)),
     retryBaseMs: checkNumber('retryBaseMs', options.retryBaseMs, CLIENT_DEFAULTS.retryBaseMs, 0),
-    retryMaxDelayMs: checkNumber('retryMaxDelayMs', options.retryMaxDelayMs, CLIENT_DEFAULTS.retryMaxDelayMs, 0),
-    retryDeadlineMs: checkNumber('retryDeadlineMs', options.retryDeadlineMs, CLIENT_DEFAULTS.retryDeadlineMs, 0, true),
-    retryAfterMaxMs: checkNumber('retryAfterMaxMs', options.retryAfterMaxMs, CLIENT_DEFAULTS.retryAfterMaxMs, 0),
+    retryMaxDelayMs: checkNumber(
+      'retryMaxDelayMs',
+      options.retryMaxDelayMs,
+      CLIENT_DEFAULTS.retryMaxDelayMs,
+      0,
+    ),
+    retryDeadlineMs: checkNumber(
+      'retryDeadlineMs',
+      options.retryDeadlineMs,
+      CLIENT_DEFAULTS.retryDeadlineMs,
+      0,
+      true,
+    ),
+    retryAfterMaxMs: checkNumber(
+      'retryAfterMaxMs',
+      options.retryAfterMaxMs,
+      CLIENT_DEFAULTS.retryAfterMaxMs,
+      0,
+    ),
     concurrency: Math.floor(checkNumber('concurrency', options.concurrency, CLIENT_DEFAULTS.concurrency, 1)),
     requestsPerSecond: checkNumber(
       'requestsPerSecond',
@@ -250,16 +280,34 @@ function resolveOptions(options: ClientOptions): ResolvedClientOptions {
       true,
     ),
     pollIntervalMs: checkNumber('pollIntervalMs', options.pollIntervalMs, CLIENT_DEFAULTS.pollIntervalMs, 0),
-    maxPollIntervalMs: checkNumber('maxPollIntervalMs', options.maxPollIntervalMs, CLIENT_DEFAULTS.maxPollIntervalMs, 0),
-    pollDeadlineMs: checkNumber('pollDeadlineMs', options.pollDeadlineMs, CLIENT_DEFAULTS.pollDeadlineMs, 0, true),
+    maxPollIntervalMs: checkNumber(
+      'maxPollIntervalMs',
+      options.maxPollIntervalMs,
+      CLIENT_DEFAULTS.maxPollIntervalMs,
+      0,
+    ),
+    pollDeadlineMs: checkNumber(
+      'pollDeadlineMs',
+      options.pollDeadlineMs,
+      CLIENT_DEFAULTS.pollDeadlineMs,
+      0,
+      true,
+    ),
     queryParams: Object.freeze(queryParams),
-    maxBodyBytes: Math.floor(checkNumber('maxBodyBytes', options.maxBodyBytes, CLIENT_DEFAULTS.maxBodyBytes, 1)),
+    maxBodyBytes: Math.floor(
+      checkNumber('maxBodyBytes', options.maxBodyBytes, CLIENT_DEFAULTS.maxBodyBytes, 1),
+    ),
     userAgent: options.userAgent ?? `domain-sync/${CLIENT_VERSION} (node ${process.version})`,
   });
 }
 
 /** Classifies a transport error by its code (undici `UND_ERR_*` or a system `E…` code). */
-function classifyNetworkError(error: unknown): { failure: NetworkFailure; requestSent: boolean; what: string; retryable: boolean } {
+function classifyNetworkError(error: unknown): {
+  failure: NetworkFailure;
+  requestSent: boolean;
+  what: string;
+  retryable: boolean;
+} {
   const record = error as { code?: unknown; cause?: { code?: unknown } } | null;
   const code = String(record?.code ?? record?.cause?.code ?? '');
   switch (code) {
@@ -267,7 +315,12 @@ function classifyNetworkError(error: unknown): { failure: NetworkFailure; reques
     case 'ECONNREFUSED':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return { failure: 'connect', requestSent: false, what: `connection refused (${code})`, retryable: true };
+      return {
+        failure: 'connect',
+        requestSent: false,
+        what: `connection refused (${code})`,
+        retryable: true,
+      };
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return { failure: 'dns', requestSent: false, what: `host not found (${code})`, retryable: true };
@@ -279,7 +332,12 @@ function classifyNetworkError(error: unknown): { failure: NetworkFailure; reques
       return { failure: 'other', requestSent: false, what: 'client closed', retryable: false };
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_BODY_TIMEOUT':
-      return { failure: 'timeout', requestSent: true, what: 'timed out waiting for the response', retryable: true };
+      return {
+        failure: 'timeout',
+        requestSent: true,
+        what: 'timed out waiting for the response',
+        retryable: true,
+      };
     // A reset may come before or after the service processed the request: ambiguous.
     case 'ECONNRESET':
     case 'EPIPE':
@@ -319,7 +377,9 @@ class HttpTransport implements ApiTransport {
     // The key lives only in this private, frozen header object (api-spec.md "Authentication":
     // X-API-Key recommended; when both are sent X-API-Key wins, so exactly one is sent).
     this.#headers = Object.freeze({
-      ...(resolved.authHeader === 'bearer' ? { authorization: `Bearer ${options.apiKey}` } : { 'x-api-key': options.apiKey }),
+      ...(resolved.authHeader === 'bearer'
+        ? { authorization: `Bearer ${options.apiKey}` }
+        : { 'x-api-key': options.apiKey }),
       'user-agent': resolved.userAgent,
       accept: 'application/json',
     });
@@ -333,7 +393,10 @@ class HttpTransport implements ApiTransport {
         headersTimeout: resolved.timeoutMs,
         bodyTimeout: resolved.timeoutMs,
       });
-    this.#limiter = new RequestLimiter({ concurrency: resolved.concurrency, requestsPerSecond: resolved.requestsPerSecond });
+    this.#limiter = new RequestLimiter({
+      concurrency: resolved.concurrency,
+      requestsPerSecond: resolved.requestsPerSecond,
+    });
     this.#logger = options.logger ?? noopLogger;
     this.#policy = {
       maxRetries: resolved.maxRetries,
@@ -391,7 +454,9 @@ class HttpTransport implements ApiTransport {
         return await this.#limiter.run(() => attemptFn(retries + 1), request.signal);
       } catch (error) {
         if (error instanceof AbortedError || request.signal?.aborted) {
-          throw error instanceof AbortedError ? error : new AbortedError(undefined, { cause: request.signal?.reason });
+          throw error instanceof AbortedError
+            ? error
+            : new AbortedError(undefined, { cause: request.signal?.reason });
         }
         const decision = decideRetry(error, retries, this.#now() - started, this.#policy, request.safety);
         if (!decision.retry) {
@@ -439,7 +504,9 @@ class HttpTransport implements ApiTransport {
       );
     }
     const headers: Record<string, string> =
-      request.body === undefined ? { ...this.#headers } : { ...this.#headers, 'content-type': 'application/json' };
+      request.body === undefined
+        ? { ...this.#headers }
+        : { ...this.#headers, 'content-type': 'application/json' };
     try {
       // The per-attempt timeout is undici's: headersTimeout (request sent → headers) and
       // bodyTimeout (longest pause between body chunks), plus the Agent's connect timeout. This
@@ -470,7 +537,12 @@ class HttpTransport implements ApiTransport {
       // Headers arrived but the body broke off (reset, close or body timeout): truncated.
       return new ProtocolError(details, 'truncated', `response body truncated (${kind.what})`);
     }
-    return new NetworkError({ ...details, retryable: kind.retryable }, kind.failure, kind.requestSent, kind.what);
+    return new NetworkError(
+      { ...details, retryable: kind.retryable },
+      kind.failure,
+      kind.requestSent,
+      kind.what,
+    );
   }
 
   async #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
@@ -483,7 +555,12 @@ class HttpTransport implements ApiTransport {
       const ok = status >= 200 && status < 300;
       let text: string;
       try {
-        text = await readBodyText(response.body, ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES, !ok, response.headers);
+        text = await readBodyText(
+          response.body,
+          ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES,
+          !ok,
+          response.headers,
+        );
       } catch (error) {
         if (error instanceof BodyTooLarge) {
           throw new ProtocolError(
@@ -501,10 +578,21 @@ class HttpTransport implements ApiTransport {
         } catch {
           // An error body that is not JSON is kept as text.
         }
-        throw errorFromResponse(request.method, request.url.endpointPath, status, response.headers, body, this.#now());
+        throw errorFromResponse(
+          request.method,
+          request.url.endpointPath,
+          status,
+          response.headers,
+          body,
+          this.#now(),
+        );
       }
       if (text.trim() === '') {
-        throw new ProtocolError({ method: request.method, path: request.url.endpointPath, status }, 'json', 'empty response body');
+        throw new ProtocolError(
+          { method: request.method, path: request.url.endpointPath, status },
+          'json',
+          'empty response body',
+        );
       }
       try {
         return { status, body: JSON.parse(text) as unknown };
@@ -518,7 +606,10 @@ class HttpTransport implements ApiTransport {
         );
       }
     } catch (error) {
-      outcome = error instanceof ApiError || error instanceof AbortedError ? (error as { code: string }).code : 'error';
+      outcome =
+        error instanceof ApiError || error instanceof AbortedError
+          ? (error as { code: string }).code
+          : 'error';
       throw error;
     } finally {
       if (this.#logging) {
@@ -554,13 +645,23 @@ class HttpTransport implements ApiTransport {
         } catch {
           // kept as text
         }
-        throw errorFromResponse(request.method, request.url.endpointPath, status, response.headers, body, this.#now());
+        throw errorFromResponse(
+          request.method,
+          request.url.endpointPath,
+          status,
+          response.headers,
+          body,
+          this.#now(),
+        );
       }
       // From here the body belongs to the caller; undici's bodyTimeout still limits stalls and
       // the caller's signal still aborts it.
       return { status, headers: response.headers, body: response.body as unknown as Readable };
     } catch (error) {
-      outcome = error instanceof ApiError || error instanceof AbortedError ? (error as { code: string }).code : 'error';
+      outcome =
+        error instanceof ApiError || error instanceof AbortedError
+          ? (error as { code: string }).code
+          : 'error';
       throw error;
     } finally {
       this.#log('api request', {
@@ -645,7 +746,8 @@ export class DomainServiceClient implements DomainServiceApi {
     this.companies = Object.freeze({
       searchPreview: (params?: CompanyParams, opts?: RequestOptions): Promise<CompanyResponse> =>
         companySearchPreview(transport, params, opts),
-      search: (params?: CompanyParams, opts?: RequestOptions): Promise<CompanyResponse> => companySearch(transport, params, opts),
+      search: (params?: CompanyParams, opts?: RequestOptions): Promise<CompanyResponse> =>
+        companySearch(transport, params, opts),
       resolve: (params?: CompanyParams, opts?: RequestOptions): Promise<CompanyResponse> =>
         companyResolve(transport, params, opts),
     });
@@ -660,11 +762,17 @@ export class DomainServiceClient implements DomainServiceApi {
     return searchDomains(this.#transport, filters, options);
   }
 
-  iterateDomainPages(filters?: DomainFilters, options?: IterateDomainsOptions): AsyncGenerator<DomainPage, void, undefined> {
+  iterateDomainPages(
+    filters?: DomainFilters,
+    options?: IterateDomainsOptions,
+  ): AsyncGenerator<DomainPage, void, undefined> {
     return iterateDomainPages((f, signal) => searchDomains(this.#transport, f, { signal }), filters, options);
   }
 
-  iterateDomains(filters?: DomainFilters, options?: IterateDomainsOptions): AsyncGenerator<DomainSummary, void, undefined> {
+  iterateDomains(
+    filters?: DomainFilters,
+    options?: IterateDomainsOptions,
+  ): AsyncGenerator<DomainSummary, void, undefined> {
     return iterateDomains((f, signal) => searchDomains(this.#transport, f, { signal }), filters, options);
   }
 
@@ -680,7 +788,10 @@ export class DomainServiceClient implements DomainServiceApi {
     return getEnrichmentRun(this.#transport, idOrPollUrl, options);
   }
 
-  async waitForEnrichmentRun(idOrPollUrl: number | string, options: PollOptions<EnrichmentRun> = {}): Promise<EnrichmentRun> {
+  async waitForEnrichmentRun(
+    idOrPollUrl: number | string,
+    options: PollOptions<EnrichmentRun> = {},
+  ): Promise<EnrichmentRun> {
     return waitForEnrichmentRun(this.#transport, idOrPollUrl, this.#pollOptions(options));
   }
 
@@ -696,11 +807,17 @@ export class DomainServiceClient implements DomainServiceApi {
     return getExport(this.#transport, idOrPollUrl, options);
   }
 
-  async waitForExport(idOrPollUrl: number | string, options: PollOptions<ExportInfo> = {}): Promise<ExportInfo> {
+  async waitForExport(
+    idOrPollUrl: number | string,
+    options: PollOptions<ExportInfo> = {},
+  ): Promise<ExportInfo> {
     return waitForExport(this.#transport, idOrPollUrl, this.#pollOptions(options));
   }
 
-  downloadExport(exportOrUrl: ExportInfo | number | string, options?: RequestOptions): Promise<ExportDownload> {
+  downloadExport(
+    exportOrUrl: ExportInfo | number | string,
+    options?: RequestOptions,
+  ): Promise<ExportDownload> {
     return downloadExport(this.#transport, exportOrUrl, options);
   }
 
@@ -719,7 +836,9 @@ export class DomainServiceClient implements DomainServiceApi {
     return `DomainServiceClient { baseUrl: '${this.#options.baseUrl}', authHeader: '${this.#options.authHeader}' }`;
   }
 
-  #pollOptions<T>(options: PollOptions<T>): PollOptions<T> & { pollIntervalMs: number; maxPollIntervalMs: number; deadlineMs: number } {
+  #pollOptions<T>(
+    options: PollOptions<T>,
+  ): PollOptions<T> & { pollIntervalMs: number; maxPollIntervalMs: number; deadlineMs: number } {
     return {
       ...options,
       pollIntervalMs: options.pollIntervalMs ?? this.#options.pollIntervalMs,

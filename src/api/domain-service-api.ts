@@ -52,7 +52,10 @@ export interface DomainServiceApi {
   /** `GET /enrichment_runs/:id`, by id or same-origin `poll_url`. */
   getEnrichmentRun(idOrPollUrl: number | string, options?: RequestOptions): Promise<EnrichmentRun>;
   /** Polls a run until `completed` or `failed` and returns it (failed too). */
-  waitForEnrichmentRun(idOrPollUrl: number | string, options?: PollOptions<EnrichmentRun>): Promise<EnrichmentRun>;
+  waitForEnrichmentRun(
+    idOrPollUrl: number | string,
+    options?: PollOptions<EnrichmentRun>,
+  ): Promise<EnrichmentRun>;
   /** `GET /account`. */
   getAccount(options?: RequestOptions): Promise<Account>;
   /** `POST /exports`. */
@@ -62,7 +65,10 @@ export interface DomainServiceApi {
   /** Polls an export until `completed` or failed-like and returns it (failed too). */
   waitForExport(idOrPollUrl: number | string, options?: PollOptions<ExportInfo>): Promise<ExportInfo>;
   /** `GET /exports/:id/download` as a stream with a sanitised file name. */
-  downloadExport(exportOrUrl: ExportInfo | number | string, options?: RequestOptions): Promise<ExportDownload>;
+  downloadExport(
+    exportOrUrl: ExportInfo | number | string,
+    options?: RequestOptions,
+  ): Promise<ExportDownload>;
   /** The company endpoints. */
   readonly companies: CompaniesApi;
 }

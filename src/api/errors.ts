@@ -164,7 +164,12 @@ export class ServerError extends ApiError {
   readonly retryAfterMs: number | undefined;
 
   constructor(details: ApiErrorDetails, retryAfterMs?: number, serviceMessage?: string) {
-    super('ERR_SERVER', `service error (${details.status ?? 500}${serviceMessage ? ` ${serviceMessage}` : ''})`, details, true);
+    super(
+      'ERR_SERVER',
+      `service error (${details.status ?? 500}${serviceMessage ? ` ${serviceMessage}` : ''})`,
+      details,
+      true,
+    );
     this.retryAfterMs = retryAfterMs;
   }
 }
@@ -361,7 +366,8 @@ export function errorFromResponse(
     // 429 is a rate limit (time-based limits are "not shown"); it is a refusal, so retryable.
     const error =
       typeof body === 'object' && body !== null ? (body as Record<string, unknown>).error : undefined;
-    const errorRecord = typeof error === 'object' && error !== null ? (error as Record<string, unknown>) : undefined;
+    const errorRecord =
+      typeof error === 'object' && error !== null ? (error as Record<string, unknown>) : undefined;
     if (errorRecord?.code === 'quota_exceeded') {
       const quota =
         typeof errorRecord.details === 'object' && errorRecord.details !== null
@@ -369,14 +375,26 @@ export function errorFromResponse(
           : {};
       return new QuotaExceededError(
         details,
-        { granted: intOrUndefined(quota.granted), used: intOrUndefined(quota.used), reserved: intOrUndefined(quota.reserved) },
+        {
+          granted: intOrUndefined(quota.granted),
+          used: intOrUndefined(quota.used),
+          reserved: intOrUndefined(quota.reserved),
+        },
         serviceMessage,
       );
     }
-    return new RateLimitedError(details, parseRetryAfterMs(headerValue(headers, 'retry-after'), nowMs), serviceMessage);
+    return new RateLimitedError(
+      details,
+      parseRetryAfterMs(headerValue(headers, 'retry-after'), nowMs),
+      serviceMessage,
+    );
   }
   if (status >= 500) {
-    return new ServerError(details, parseRetryAfterMs(headerValue(headers, 'retry-after'), nowMs), serviceMessage);
+    return new ServerError(
+      details,
+      parseRetryAfterMs(headerValue(headers, 'retry-after'), nowMs),
+      serviceMessage,
+    );
   }
   return new BadRequestError(details, serviceMessage);
 }

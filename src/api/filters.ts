@@ -55,7 +55,12 @@ export interface DomainFilters {
 const KNOWN = new Set<string>(CANONICAL_FILTERS);
 
 function checkPositiveInt(name: string, value: unknown, max?: number): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || (max !== undefined && value > max)) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    (max !== undefined && value > max)
+  ) {
     throw new InvalidArgumentError(
       `${name} must be an integer from 1${max !== undefined ? ` to ${max}` : ''}, got ${JSON.stringify(value)}`,
     );
@@ -84,7 +89,8 @@ export function toWireFilters(
     if (name === 'per_page') checkPositiveInt(name, value, MAX_PER_PAGE);
     else if (name === 'page') checkPositiveInt(name, value);
     else if (name === 'has_affiliate_programs') {
-      if (typeof value !== 'boolean') throw new InvalidArgumentError(`has_affiliate_programs must be a boolean`);
+      if (typeof value !== 'boolean')
+        throw new InvalidArgumentError(`has_affiliate_programs must be a boolean`);
     } else if (typeof value !== 'string' && typeof value !== 'number') {
       throw new InvalidArgumentError(`filter ${name} must be a string, got ${typeof value}`);
     }

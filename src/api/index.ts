@@ -1,4 +1,10 @@
-export { createClient, DomainServiceClient, CLIENT_DEFAULTS, CLIENT_VERSION, DEFAULT_MAX_BODY_BYTES } from './client.js';
+export {
+  createClient,
+  DomainServiceClient,
+  CLIENT_DEFAULTS,
+  CLIENT_VERSION,
+  DEFAULT_MAX_BODY_BYTES,
+} from './client.js';
 export type { AuthHeader, ClientOptions, ResolvedClientOptions } from './client.js';
 export type { DomainServiceApi, CompaniesApi } from './domain-service-api.js';
 export {
@@ -33,7 +39,12 @@ export type { RequestSafety, RetryDecision, RetryPolicy } from './retry.js';
 export { BASE_PATH_SUFFIX, parseBaseUrl, resolveServiceUrl } from './urls.js';
 export type { ParsedBaseUrl, ResolvedUrl } from './urls.js';
 export { isRunSettled } from './resources/enrichments.js';
-export type { EnrichmentCached, EnrichmentStarted, StartEnrichmentParams, StartEnrichmentResult } from './resources/enrichments.js';
+export type {
+  EnrichmentCached,
+  EnrichmentStarted,
+  StartEnrichmentParams,
+  StartEnrichmentResult,
+} from './resources/enrichments.js';
 export { FAILED_EXPORT_STATUSES, isExportSettled } from './resources/exports.js';
 export type { CreateExportParams, ExportCreated, ExportDownload, ExportFormat } from './resources/exports.js';
 export type { GetDomainOptions, RequestOptions } from './resources/domains.js';

@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { AbortedError } from '../util/domain-sync-error.js';
+import { AbortedError, DomainSyncError } from '../util/domain-sync-error.js';
 
 /** Settings of the client-side request limiter. */
 export interface RequestLimiterOptions {
@@ -29,7 +29,12 @@ export class RequestLimiter {
       this.#queue = new PQueue({ concurrency });
     } else {
       const perWindow = Math.max(1, Math.ceil(rps / 20));
-      this.#queue = new PQueue({ concurrency, intervalCap: perWindow, interval: (perWindow * 1000) / rps, strict: true });
+      this.#queue = new PQueue({
+        concurrency,
+        intervalCap: perWindow,
+        interval: (perWindow * 1000) / rps,
+        strict: true,
+      });
     }
   }
 
@@ -42,7 +47,9 @@ export class RequestLimiter {
     try {
       return await this.#queue.add(task, { signal });
     } catch (error) {
-      if (signal?.aborted && !(error instanceof Error && 'code' in error)) {
+      // p-queue rejects a task aborted while waiting with the signal's reason (a DOMException);
+      // callers match on our codes, so that becomes AbortedError.
+      if (signal?.aborted && !(error instanceof DomainSyncError)) {
         throw new AbortedError(undefined, { cause: signal.reason });
       }
       throw error;

@@ -36,7 +36,10 @@ export type DomainPage = DomainSearchPage & {
 };
 
 /** Fetches one page; `searchDomains` bound to a client. */
-export type FetchDomainPage = (filters: DomainFilters, signal: AbortSignal | undefined) => Promise<DomainSearchPage>;
+export type FetchDomainPage = (
+  filters: DomainFilters,
+  signal: AbortSignal | undefined,
+) => Promise<DomainSearchPage>;
 
 /**
  * Pages through `GET /domains` (dlt `RESTClient.paginate()`, openai-node `AbstractPage`).
@@ -69,7 +72,13 @@ export async function* iterateDomainPages(
       );
     }
     firstTotal ??= result.total;
-    yield { ...result, requestedPage: page, requestedPerPage: perPage, firstTotal, totalChanged: result.total !== firstTotal };
+    yield {
+      ...result,
+      requestedPage: page,
+      requestedPerPage: perPage,
+      firstTotal,
+      totalChanged: result.total !== firstTotal,
+    };
     const effectivePerPage = result.per_page > 0 ? result.per_page : perPage;
     if (result.domains.length === 0) return;
     if (result.domains.length < effectivePerPage) return;

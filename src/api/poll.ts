@@ -56,7 +56,8 @@ export const DEFAULT_POLL_BACKOFF_FACTOR = 1.5;
  */
 export async function pollUntilSettled<T>(
   target: PollTarget<T>,
-  options: Required<Pick<PollOptions<T>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> & PollOptions<T>,
+  options: Required<Pick<PollOptions<T>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
+    PollOptions<T>,
 ): Promise<T> {
   const { signal } = options;
   const started = target.now();
@@ -69,7 +70,8 @@ export async function pollUntilSettled<T>(
     if (target.isSettled(value)) return value;
     const elapsed = target.now() - started;
     const remaining = options.deadlineMs - elapsed;
-    if (remaining <= 0) throw new PollTimeoutError(target.subject, options.deadlineMs, target.statusOf(value));
+    if (remaining <= 0)
+      throw new PollTimeoutError(target.subject, options.deadlineMs, target.statusOf(value));
     await target.sleep(Math.min(interval, options.maxPollIntervalMs, remaining), signal);
     interval = Math.min(options.maxPollIntervalMs, Math.max(1, interval) * factor);
   }

@@ -1,11 +1,5 @@
 import { backoffDelayMs } from '../util/sleep.js';
-import {
-  ApiError,
-  NetworkError,
-  OutcomeUnknownError,
-  RateLimitedError,
-  ServerError,
-} from './errors.js';
+import { ApiError, NetworkError, OutcomeUnknownError, RateLimitedError, ServerError } from './errors.js';
 
 /**
  * What a request may do when retried (STYLE.md section 3).
@@ -65,7 +59,12 @@ export function classifyCreditFailure(error: unknown): unknown {
   if (!(error instanceof ApiError)) return error;
   if (surelyNotProcessed(error)) return error;
   if (error.retryable) {
-    return new OutcomeUnknownError({ method: error.method, path: error.path, status: error.status, cause: error });
+    return new OutcomeUnknownError({
+      method: error.method,
+      path: error.path,
+      status: error.status,
+      cause: error,
+    });
   }
   return error;
 }
@@ -98,7 +97,8 @@ export function decideRetry(
     retryAfterMs !== undefined
       ? Math.min(Math.max(0, retryAfterMs), policy.retryAfterMaxMs)
       : backoffDelayMs(retriesSoFar, policy.baseDelayMs, policy.maxDelayMs, policy.random);
-  if (elapsedMs + delayMs > policy.deadlineMs) return { retry: false, reason: 'retry deadline reached', error };
+  if (elapsedMs + delayMs > policy.deadlineMs)
+    return { retry: false, reason: 'retry deadline reached', error };
   return { retry: true, delayMs, reason: error.code, retryAfterMs };
 }
 

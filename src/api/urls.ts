@@ -59,7 +59,11 @@ export function resolveServiceUrl(base: ParsedBaseUrl, urlOrPath: string, method
     // ("/api/v1/igaming/exports/3") relative to the origin, as a browser would.
     url = new URL(urlOrPath, `${base.href}/`);
   } catch {
-    throw new ForeignOriginError({ method, path: String(urlOrPath).slice(0, 200) }, 'an unparseable URL', base.origin);
+    throw new ForeignOriginError(
+      { method, path: String(urlOrPath).slice(0, 200) },
+      'an unparseable URL',
+      base.origin,
+    );
   }
   if (url.origin !== base.origin || url.username || url.password) {
     const shown = url.origin === 'null' ? url.protocol : url.origin;
@@ -91,7 +95,8 @@ export function pathSegment(value: string | number): string {
 }
 
 /** A query value: string, number, boolean or a list (sent as repeated parameters). */
-export type QueryValue = string | number | boolean | readonly (string | number | boolean)[] | undefined | null;
+export type QueryValue =
+  string | number | boolean | readonly (string | number | boolean)[] | undefined | null;
 
 /** Builds `?a=1&b=2` from ordered entries, skipping undefined and null; arrays repeat the name. */
 export function buildQuery(entries: Iterable<[string, QueryValue]>): string {

@@ -46,7 +46,14 @@ const optionalBool = z.boolean().nullish();
 /** Licence jurisdictions used as filter values (api-spec.md "Licence"). */
 export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 /** Payment categories (api-spec.md "Payment method"). */
-export const PAYMENT_CATEGORIES = ['card', 'crypto', 'ewallet', 'bank_transfer', 'open_banking', 'local_apm'] as const;
+export const PAYMENT_CATEGORIES = [
+  'card',
+  'crypto',
+  'ewallet',
+  'bank_transfer',
+  'open_banking',
+  'local_apm',
+] as const;
 /** Known enrichment run statuses (api-spec.md "States and transitions"). */
 export const RUN_STATUSES = ['pending', 'completed', 'failed'] as const;
 /** Profile sections that `include[]` can request (api-spec.md "GET /domains/:domain"). */
@@ -159,9 +166,7 @@ export const EnrichmentCachedDataSchema = z.looseObject({
   domain: z.string(),
   status: known(['enriched'] as const).nullish(),
   last_enriched_at: optionalTimestamp,
-  meta: z
-    .looseObject({ served_from_cache: optionalBool, billable: optionalBool })
-    .nullish(),
+  meta: z.looseObject({ served_from_cache: optionalBool, billable: optionalBool }).nullish(),
 });
 /** Response envelope of a 200 `POST /enrichments`. */
 export const EnrichmentCachedResponseSchema = envelope(EnrichmentCachedDataSchema);

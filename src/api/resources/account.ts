@@ -9,6 +9,11 @@ import type { RequestOptions } from './domains.js';
  */
 export async function getAccount(transport: ApiTransport, options: RequestOptions = {}): Promise<Account> {
   const url = transport.url('/account');
-  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  const response = await transport.requestJson({
+    method: 'GET',
+    url,
+    safety: 'safe',
+    signal: options.signal,
+  });
   return parseWire(AccountResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }

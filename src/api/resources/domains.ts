@@ -33,7 +33,12 @@ export async function searchDomains(
 ): Promise<DomainSearchPage> {
   const query = buildQuery(toWireQueryEntries(filters, (name) => transport.wireName(name)));
   const url = transport.url('/domains', query);
-  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  const response = await transport.requestJson({
+    method: 'GET',
+    url,
+    safety: 'safe',
+    signal: options.signal,
+  });
   return parseWire(DomainSearchResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }
 
@@ -47,9 +52,15 @@ export async function getDomain(
   domain: string,
   options: GetDomainOptions = {},
 ): Promise<DomainProfile> {
-  if (typeof domain !== 'string' || domain.trim() === '') throw new InvalidArgumentError('domain must be a non-empty string');
+  if (typeof domain !== 'string' || domain.trim() === '')
+    throw new InvalidArgumentError('domain must be a non-empty string');
   const query = options.include ? buildQuery([['include[]', options.include]]) : '';
   const url = transport.url(`/domains/${pathSegment(domain)}`, query);
-  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  const response = await transport.requestJson({
+    method: 'GET',
+    url,
+    safety: 'safe',
+    signal: options.signal,
+  });
   return parseWire(DomainProfileResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }

@@ -75,18 +75,43 @@ export async function startEnrichment(
   const body: Record<string, string> = { domain: params.domain };
   if (params.strategy !== undefined) body.strategy = params.strategy;
   const url = transport.url('/enrichments');
-  const response = await transport.requestJson({ method: 'POST', url, body, safety: 'credit', signal: options.signal });
+  const response = await transport.requestJson({
+    method: 'POST',
+    url,
+    body,
+    safety: 'credit',
+    signal: options.signal,
+  });
   const looksStarted =
     response.status === 202 ||
     (response.status !== 200 &&
       typeof response.body === 'object' &&
       response.body !== null &&
-      typeof (response.body as { data?: { enrichment_run_id?: unknown } }).data?.enrichment_run_id !== 'undefined');
+      typeof (response.body as { data?: { enrichment_run_id?: unknown } }).data?.enrichment_run_id !==
+        'undefined');
   if (looksStarted) {
-    const data = parseWire(EnrichmentStartedResponseSchema, response.body, 'POST', url.endpointPath, response.status).data;
-    return { kind: 'started', runId: data.enrichment_run_id, pollUrl: data.poll_url, billable: data.billable ?? true, raw: data };
+    const data = parseWire(
+      EnrichmentStartedResponseSchema,
+      response.body,
+      'POST',
+      url.endpointPath,
+      response.status,
+    ).data;
+    return {
+      kind: 'started',
+      runId: data.enrichment_run_id,
+      pollUrl: data.poll_url,
+      billable: data.billable ?? true,
+      raw: data,
+    };
   }
-  const data = parseWire(EnrichmentCachedResponseSchema, response.body, 'POST', url.endpointPath, response.status).data;
+  const data = parseWire(
+    EnrichmentCachedResponseSchema,
+    response.body,
+    'POST',
+    url.endpointPath,
+    response.status,
+  ).data;
   return {
     kind: 'cached',
     domain: data.domain,
@@ -115,7 +140,12 @@ export async function getEnrichmentRun(
   options: RequestOptions = {},
 ): Promise<EnrichmentRun> {
   const url = runUrl(transport, idOrPollUrl);
-  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  const response = await transport.requestJson({
+    method: 'GET',
+    url,
+    safety: 'safe',
+    signal: options.signal,
+  });
   return parseWire(EnrichmentRunResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }
 

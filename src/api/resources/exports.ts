@@ -75,15 +75,34 @@ export async function createExport(
   const body: Record<string, unknown> = { filters };
   if (params.format !== undefined) {
     if (params.format !== 'csv' && params.format !== 'json') {
-      throw new InvalidArgumentError(`export format must be csv or json, got ${JSON.stringify(params.format)}`);
+      throw new InvalidArgumentError(
+        `export format must be csv or json, got ${JSON.stringify(params.format)}`,
+      );
     }
     body.export_format = params.format;
   }
   if (params.fields !== undefined) body.fields = [...params.fields];
   const url = transport.url('/exports');
-  const response = await transport.requestJson({ method: 'POST', url, body, safety: 'credit', signal: options.signal });
-  const parsed = parseWire(ExportCreatedResponseSchema, response.body, 'POST', url.endpointPath, response.status);
-  return { exportId: parsed.data.export_id, pollUrl: parsed.data.poll_url, message: parsed.message ?? undefined, raw: parsed.data };
+  const response = await transport.requestJson({
+    method: 'POST',
+    url,
+    body,
+    safety: 'credit',
+    signal: options.signal,
+  });
+  const parsed = parseWire(
+    ExportCreatedResponseSchema,
+    response.body,
+    'POST',
+    url.endpointPath,
+    response.status,
+  );
+  return {
+    exportId: parsed.data.export_id,
+    pollUrl: parsed.data.poll_url,
+    message: parsed.message ?? undefined,
+    raw: parsed.data,
+  };
 }
 
 function exportUrl(transport: ApiTransport, idOrPollUrl: number | string): ResolvedUrl {
@@ -100,12 +119,24 @@ export async function getExport(
   options: RequestOptions = {},
 ): Promise<ExportInfo> {
   const url = exportUrl(transport, idOrPollUrl);
-  const response = await transport.requestJson({ method: 'GET', url, safety: 'safe', signal: options.signal });
+  const response = await transport.requestJson({
+    method: 'GET',
+    url,
+    safety: 'safe',
+    signal: options.signal,
+  });
   return parseWire(ExportInfoResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }
 
 /** Export statuses treated as failed; only `completed` is shown in api-spec.md, the rest are guesses. */
-export const FAILED_EXPORT_STATUSES: ReadonlySet<string> = new Set(['failed', 'error', 'errored', 'expired', 'cancelled', 'canceled']);
+export const FAILED_EXPORT_STATUSES: ReadonlySet<string> = new Set([
+  'failed',
+  'error',
+  'errored',
+  'expired',
+  'cancelled',
+  'canceled',
+]);
 
 /** Whether an export is final: `completed`, or a failed-like status. */
 export function isExportSettled(info: Pick<ExportInfo, 'status'>): boolean {
@@ -166,8 +197,14 @@ export async function downloadExport(
   const length = Number(headerValue(response.headers, 'content-length'));
   return {
     body: response.body,
-    filename: sanitizeFilename(filenameFromContentDisposition(headerValue(response.headers, 'content-disposition')), fallback),
-    contentLength: Number.isFinite(length) && length >= 0 && headerValue(response.headers, 'content-length') !== undefined ? length : undefined,
+    filename: sanitizeFilename(
+      filenameFromContentDisposition(headerValue(response.headers, 'content-disposition')),
+      fallback,
+    ),
+    contentLength:
+      Number.isFinite(length) && length >= 0 && headerValue(response.headers, 'content-length') !== undefined
+        ? length
+        : undefined,
     contentType: headerValue(response.headers, 'content-type'),
   };
 }

@@ -29,7 +29,10 @@ async function sim(options: SimulatorOptions = {}): Promise<RunningSimulator> {
 }
 
 /** A client against `s` that records waits instead of sleeping (retry tests assert on them). */
-function client(s: RunningSimulator, options: Partial<ClientOptions> = {}): DomainServiceClient & { sleeps: number[] } {
+function client(
+  s: RunningSimulator,
+  options: Partial<ClientOptions> = {},
+): DomainServiceClient & { sleeps: number[] } {
   const sleeps: number[] = [];
   const c = createClient({
     baseUrl: s.baseUrl,
@@ -153,7 +156,9 @@ describe('errors', () => {
     const c = client(s);
     await c.getAccount();
     expect(c.sleeps).toEqual([7000]);
-    s.control.setFaults([{ path: '/account', kind: 'status', status: 503, retryAfterSeconds: 3600, times: 1 }]);
+    s.control.setFaults([
+      { path: '/account', kind: 'status', status: 503, retryAfterSeconds: 3600, times: 1 },
+    ]);
     const clamped = client(s, { retryAfterMaxMs: 10_000 });
     await clamped.getAccount();
     expect(clamped.sleeps).toEqual([10_000]);
@@ -231,7 +236,9 @@ describe('credit-costing POSTs are never retried blindly', () => {
     it(`afterProcessing ${kind} on POST /enrichments → OutcomeUnknownError, exactly one POST`, async () => {
       const s = await sim({ cacheWindowMs: 0 });
       const [domain] = s.control.truth.listDomains();
-      s.control.setFaults([{ method: 'POST', path: '/enrichments', kind, status: 500, afterProcessing: true, times: 1 }]);
+      s.control.setFaults([
+        { method: 'POST', path: '/enrichments', kind, status: 500, afterProcessing: true, times: 1 },
+      ]);
       const c = client(s);
       const error = await failure(c.startEnrichment({ domain: domain! }));
       expect(error).toBeInstanceOf(OutcomeUnknownError);
@@ -246,7 +253,9 @@ describe('credit-costing POSTs are never retried blindly', () => {
 
   it('a truncated 202 on POST /exports → OutcomeUnknownError, one POST', async () => {
     const s = await sim();
-    s.control.setFaults([{ method: 'POST', path: '/exports', kind: 'truncate', afterProcessing: true, times: 1 }]);
+    s.control.setFaults([
+      { method: 'POST', path: '/exports', kind: 'truncate', afterProcessing: true, times: 1 },
+    ]);
     const error = await failure(client(s).createExport({ filters: { jurisdiction: 'mga' } }));
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     expect(s.control.usage().filter((u) => u.endpoint === 'POST /exports')).toHaveLength(1);
@@ -255,7 +264,9 @@ describe('credit-costing POSTs are never retried blindly', () => {
   it('a rate-limit refusal on POST /enrichments is retried (the service did not process it)', async () => {
     const s = await sim({ cacheWindowMs: 0 });
     const [domain] = s.control.truth.listDomains();
-    s.control.setFaults([{ method: 'POST', path: '/enrichments', kind: 'rate_limit', retryAfterSeconds: 1, times: 1 }]);
+    s.control.setFaults([
+      { method: 'POST', path: '/enrichments', kind: 'rate_limit', retryAfterSeconds: 1, times: 1 },
+    ]);
     const c = client(s);
     const result = await c.startEnrichment({ domain: domain! });
     expect(result.kind).toBe('started');
@@ -331,7 +342,8 @@ describe('paging', () => {
     const s = await sim({ domains: 400, queryParamNames: names });
     const c = client(s, { queryParams: names });
     const seen: string[] = [];
-    for await (const d of c.iterateDomains({ jurisdiction: 'mga' }, { perPage: 50 })) seen.push(d.domain_normalized);
+    for await (const d of c.iterateDomains({ jurisdiction: 'mga' }, { perPage: 50 }))
+      seen.push(d.domain_normalized);
     expect(seen).toEqual(s.control.truth.listDomains({ jurisdiction: 'mga' }));
     expect(s.control.requests()[0]!.query).toEqual({ lic: 'mga', limit: '50', pg: '1' });
   });
@@ -374,8 +386,16 @@ describe('enrichment runs and exports', () => {
   it('creates, waits for and stream-downloads an export', async () => {
     const s = await sim({ domains: 300, timeScale: 0.001 });
     const c = client(s, { sleep: realSleep, pollIntervalMs: 10 });
-    const created = await c.createExport({ filters: { jurisdiction: 'ukgc' }, format: 'csv', fields: ['licenses'] });
-    expect(s.control.requests().at(-1)!.body).toEqual({ filters: { jurisdiction: 'ukgc' }, export_format: 'csv', fields: ['licenses'] });
+    const created = await c.createExport({
+      filters: { jurisdiction: 'ukgc' },
+      format: 'csv',
+      fields: ['licenses'],
+    });
+    expect(s.control.requests().at(-1)!.body).toEqual({
+      filters: { jurisdiction: 'ukgc' },
+      export_format: 'csv',
+      fields: ['licenses'],
+    });
     const info = await c.waitForExport(created.exportId);
     expect(info.status).toBe('completed');
     const download = await c.downloadExport(info);
@@ -441,7 +461,12 @@ describe('request log', () => {
     await c.searchDomains({ jurisdiction: 'mga', per_page: 10 });
     const event = logger.events.filter((e) => e.msg === 'api request').at(-1)!;
     expect(event.level).toBe('debug');
-    expect(event.fields).toMatchObject({ method: 'GET', path: '/domains?jurisdiction=mga&per_page=10', status: 200, attempt: 1 });
+    expect(event.fields).toMatchObject({
+      method: 'GET',
+      path: '/domains?jurisdiction=mga&per_page=10',
+      status: 200,
+      attempt: 1,
+    });
     expect(typeof event.fields.ms).toBe('number');
   });
 });

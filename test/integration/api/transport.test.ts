@@ -24,7 +24,9 @@ async function server(routes: Record<string, Handler>) {
     const path = req.url!.replace('/api/v1/igaming', '').split('?')[0]!;
     const handler = routes[`${req.method} ${path}`];
     if (!handler) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"success":false,"message":"Not Found"}');
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"success":false,"message":"Not Found"}');
       return;
     }
     handler(req, res);
@@ -59,10 +61,15 @@ async function server(routes: Record<string, Handler>) {
 const json =
   (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
   (_req, res) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+    res
+      .writeHead(status, { 'content-type': 'application/json', ...headers })
+      .end(typeof body === 'string' ? body : JSON.stringify(body));
   };
 
-const account = { success: true, data: { plan: 'p', credits_granted: 10, credits_used: 0, credits_reserved: 0, available_credits: 10 } };
+const account = {
+  success: true,
+  data: { plan: 'p', credits_granted: 10, credits_used: 0, credits_reserved: 0, available_credits: 10 },
+};
 
 describe('transport', () => {
   it('sends exactly one auth header, a User-Agent and Accept', async () => {
@@ -79,7 +86,9 @@ describe('transport', () => {
 
   it('gives a retryable ProtocolError for a truncated fixture body (Content-Length consistent)', async () => {
     const { seen, client } = await server({ 'GET /domains': json(200, fixtureText('truncated.json.txt')) });
-    const error = await client({ maxRetries: 1 }).searchDomains().catch((e: unknown) => e);
+    const error = await client({ maxRetries: 1 })
+      .searchDomains()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).retryable).toBe(true);
     expect(seen).toHaveLength(2);
@@ -96,14 +105,23 @@ describe('transport', () => {
   });
 
   it('names the field of a schema mismatch and does not retry it', async () => {
-    const { seen, client } = await server({ 'GET /domains': json(200, fixtureText('search-page-missing-field.json')) });
-    await expect(client().searchDomains()).rejects.toThrow('GET /domains: data.domains[3].domain_normalized: expected string');
+    const { seen, client } = await server({
+      'GET /domains': json(200, fixtureText('search-page-missing-field.json')),
+    });
+    await expect(client().searchDomains()).rejects.toThrow(
+      'GET /domains: data.domains[3].domain_normalized: expected string',
+    );
     expect(seen).toHaveLength(1);
   });
 
   it('refuses a body over maxBodyBytes without retrying', async () => {
-    const { seen, client } = await server({ 'GET /account': json(200, { ...account, padding: 'x'.repeat(10_000) }) });
-    await expect(client({ maxBodyBytes: 1000 }).getAccount()).rejects.toMatchObject({ code: 'ERR_PROTOCOL', failure: 'too_large' });
+    const { seen, client } = await server({
+      'GET /account': json(200, { ...account, padding: 'x'.repeat(10_000) }),
+    });
+    await expect(client({ maxBodyBytes: 1000 }).getAccount()).rejects.toMatchObject({
+      code: 'ERR_PROTOCOL',
+      failure: 'too_large',
+    });
     expect(seen).toHaveLength(1);
   });
 
@@ -113,7 +131,9 @@ describe('transport', () => {
       'GET /account': (req, res) => {
         calls++;
         if (calls === 1) {
-          res.writeHead(503, { 'retry-after': new Date(Date.now() + 4000).toUTCString() }).end('<html>busy</html>');
+          res
+            .writeHead(503, { 'retry-after': new Date(Date.now() + 4000).toUTCString() })
+            .end('<html>busy</html>');
         } else json(200, account)(req, res);
       },
     });
@@ -171,7 +191,9 @@ describe('transport', () => {
   });
 
   it('maps a 202 without enrichment_run_id to a ProtocolError naming the field', async () => {
-    const { client } = await server({ 'POST /enrichments': json(202, fixtureText('enrichment-202-missing-run-id.json')) });
+    const { client } = await server({
+      'POST /enrichments': json(202, fixtureText('enrichment-202-missing-run-id.json')),
+    });
     await expect(client().startEnrichment({ domain: 'a.com' })).rejects.toThrow(
       'POST /enrichments: data.enrichment_run_id: expected number, got missing',
     );

@@ -47,7 +47,13 @@ const scenarios: Scenario[] = [
     name: '429 quota_exceeded',
     status: 429,
     headers: { 'retry-after': '5' },
-    body: { error: { code: 'quota_exceeded', message: 'Credit balance exhausted', details: { granted: 100, used: 95, reserved: 5 } } },
+    body: {
+      error: {
+        code: 'quota_exceeded',
+        message: 'Credit balance exhausted',
+        details: { granted: 100, used: 95, reserved: 5 },
+      },
+    },
     type: QuotaExceededError,
     code: 'ERR_QUOTA_EXCEEDED',
     retryable: false,
@@ -86,7 +92,14 @@ const scenarios: Scenario[] = [
     retryable: true,
     extra: (error) => expect((error as RateLimitedError).retryAfterMs).toBeUndefined(),
   },
-  { name: '500', status: 500, body: '<html>oops</html>', type: ServerError, code: 'ERR_SERVER', retryable: true },
+  {
+    name: '500',
+    status: 500,
+    body: '<html>oops</html>',
+    type: ServerError,
+    code: 'ERR_SERVER',
+    retryable: true,
+  },
   {
     name: '503 with Retry-After',
     status: 503,
@@ -106,8 +119,22 @@ const scenarios: Scenario[] = [
     retryable: false,
     extra: (error) => expect((error as BadRequestError).serviceMessage).toBe('Validation failed'),
   },
-  { name: '422', status: 422, body: { message: 'Unprocessable' }, type: BadRequestError, code: 'ERR_BAD_REQUEST', retryable: false },
-  { name: '405', status: 405, body: { message: 'Method Not Allowed' }, type: BadRequestError, code: 'ERR_BAD_REQUEST', retryable: false },
+  {
+    name: '422',
+    status: 422,
+    body: { message: 'Unprocessable' },
+    type: BadRequestError,
+    code: 'ERR_BAD_REQUEST',
+    retryable: false,
+  },
+  {
+    name: '405',
+    status: 405,
+    body: { message: 'Method Not Allowed' },
+    type: BadRequestError,
+    code: 'ERR_BAD_REQUEST',
+    retryable: false,
+  },
 ];
 
 describe('errorFromResponse', () => {

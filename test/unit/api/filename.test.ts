@@ -6,7 +6,7 @@ describe('filenameFromContentDisposition', () => {
     ['attachment; filename="export-12.csv"', 'export-12.csv'],
     ['attachment; filename=export-12.csv', 'export-12.csv'],
     ['attachment; filename="a \\"quoted\\" name.csv"', 'a "quoted" name.csv'],
-    ["attachment; filename=\"fallback.csv\"; filename*=UTF-8''na%C3%AFve%20file.csv", 'naïve file.csv'],
+    ['attachment; filename="fallback.csv"; filename*=UTF-8\'\'na%C3%AFve%20file.csv', 'naïve file.csv'],
     ["attachment; filename*=utf-8'en'report.jsonl", 'report.jsonl'],
     ['attachment', undefined],
     [undefined, undefined],

@@ -2,12 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/api/errors.js';
 import { toWireFilters } from '../../../src/api/filters.js';
 
-const renamed: Record<string, string> = { jurisdiction: 'license_jurisdiction', page: 'p', per_page: 'limit' };
+const renamed: Record<string, string> = {
+  jurisdiction: 'license_jurisdiction',
+  page: 'p',
+  per_page: 'limit',
+};
 const wireName = (name: string): string => renamed[name] ?? name;
 
 describe('toWireFilters', () => {
   it('maps canonical names to wire names, page and per_page included', () => {
-    expect(toWireFilters({ per_page: 500, page: 2, jurisdiction: 'mga', has_affiliate_programs: false }, wireName)).toEqual([
+    expect(
+      toWireFilters({ per_page: 500, page: 2, jurisdiction: 'mga', has_affiliate_programs: false }, wireName),
+    ).toEqual([
       ['license_jurisdiction', 'mga'],
       ['has_affiliate_programs', false],
       ['limit', 500],

@@ -15,7 +15,12 @@ function listing(n: number, options: { serverPerPage?: number; totals?: number[]
     const domains = Array.from({ length: Math.max(0, Math.min(n, start + perPage) - start) }, (_, i) => ({
       domain_normalized: `d${start + i}.com`,
     }));
-    return { domains, total: options.totals?.[calls.length - 1] ?? n, page: options.echoPage ?? page, per_page: perPage };
+    return {
+      domains,
+      total: options.totals?.[calls.length - 1] ?? n,
+      page: options.echoPage ?? page,
+      per_page: perPage,
+    };
   };
   return { calls, fetchPage };
 }
@@ -57,7 +62,9 @@ describe('iterateDomainPages', () => {
 
   it('refuses a service that ignores the page parameter', async () => {
     const { fetchPage } = listing(1000, { echoPage: 1 });
-    await expect(collect(iterateDomainPages(fetchPage, {}, { perPage: 100 }))).rejects.toBeInstanceOf(ProtocolError);
+    await expect(collect(iterateDomainPages(fetchPage, {}, { perPage: 100 }))).rejects.toBeInstanceOf(
+      ProtocolError,
+    );
   });
 
   it('resumes from startPage', async () => {
@@ -74,5 +81,31 @@ describe('iterateDomainPages', () => {
     await iterator.next();
     controller.abort();
     await expect(iterator.next()).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+  });
+});
+
+describe('RequestLimiter', () => {
+  it('rejects a task aborted while waiting for a slot with ERR_ABORTED', async () => {
+    const { RequestLimiter } = await import('../../../src/api/limiter.js');
+    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond: Infinity });
+    let release!: () => void;
+    const first = limiter.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const controller = new AbortController();
+    const second = limiter.run(async () => 'ran', controller.signal);
+    controller.abort();
+    await expect(second).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    release();
+    await first;
+  });
+
+  it('spaces starts to the configured rate', async () => {
+    const { RequestLimiter } = await import('../../../src/api/limiter.js');
+    const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 20 });
+    const starts: number[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, () => limiter.run(async () => void starts.push(performance.now()))),
+    );
+    // 20 rps = 1 start per 50 ms; 4 starts span at least ~150 ms (lower bound only).
+    expect(starts[3]! - starts[0]!).toBeGreaterThanOrEqual(140);
   });
 });

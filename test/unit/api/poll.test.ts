@@ -51,7 +51,10 @@ describe('pollUntilSettled', () => {
       { pollIntervalMs: 1000, maxPollIntervalMs: 1000, deadlineMs: 5000 },
     );
     await expect(promise).rejects.toBeInstanceOf(PollTimeoutError);
-    await expect(promise).rejects.toMatchObject({ code: 'ERR_POLL_TIMEOUT', lastStatus: 'queued_for_review' });
+    await expect(promise).rejects.toMatchObject({
+      code: 'ERR_POLL_TIMEOUT',
+      lastStatus: 'queued_for_review',
+    });
     expect(time.waits.reduce((a, b) => a + b, 0)).toBe(5000);
   });
 

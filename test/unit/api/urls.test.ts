@@ -30,7 +30,11 @@ describe('resolveServiceUrl (only the base origin is followed)', () => {
 
   it.each([
     ['/api/v1/igaming/enrichment_runs/7', '/api/v1/igaming/enrichment_runs/7', '/enrichment_runs/7'],
-    ['http://127.0.0.1:4000/api/v1/igaming/exports/3/download', '/api/v1/igaming/exports/3/download', '/exports/3/download'],
+    [
+      'http://127.0.0.1:4000/api/v1/igaming/exports/3/download',
+      '/api/v1/igaming/exports/3/download',
+      '/exports/3/download',
+    ],
     ['exports/3', '/api/v1/igaming/exports/3', '/exports/3'],
     ['/api/v1/igaming/exports/3?token=1', '/api/v1/igaming/exports/3?token=1', '/exports/3'],
   ])('follows %s', (input, pathAndQuery, endpointPath) => {
@@ -59,8 +63,12 @@ describe('resolveServiceUrl (only the base origin is followed)', () => {
 
   it('builds service URLs and queries', () => {
     expect(serviceUrl(base, '/domains', '?page=2').pathAndQuery).toBe('/api/v1/igaming/domains?page=2');
-    expect(buildQuery([['include[]', ['licenses', 'geo']], ['x', undefined], ['b', true]])).toBe(
-      '?include%5B%5D=licenses&include%5B%5D=geo&b=true',
-    );
+    expect(
+      buildQuery([
+        ['include[]', ['licenses', 'geo']],
+        ['x', undefined],
+        ['b', true],
+      ]),
+    ).toBe('?include%5B%5D=licenses&include%5B%5D=geo&b=true');
   });
 });

@@ -15,7 +15,9 @@ import {
 } from '../../../src/api/wire.js';
 
 function fixture(name: string): unknown {
-  return JSON.parse(readFileSync(fileURLToPath(new URL(`../../fixtures/api/${name}`, import.meta.url)), 'utf8'));
+  return JSON.parse(
+    readFileSync(fileURLToPath(new URL(`../../fixtures/api/${name}`, import.meta.url)), 'utf8'),
+  );
 }
 
 function protocolError(fn: () => unknown): ProtocolError {
@@ -40,7 +42,12 @@ describe('wire schemas tolerate what the spec leaves open', () => {
   });
 
   it('accepts unknown enum values, null optional strings and any section shape', () => {
-    const profile = parseWire(DomainProfileResponseSchema, fixture('profile-quirky.json'), 'GET', '/domains/x').data;
+    const profile = parseWire(
+      DomainProfileResponseSchema,
+      fixture('profile-quirky.json'),
+      'GET',
+      '/domains/x',
+    ).data;
     expect(profile.status).toBe('reviewing');
     expect(profile.operator?.legal_entity_name).toBeNull();
     expect(profile.licenses?.[0]?.source_url).toBeNull();
@@ -55,17 +62,32 @@ describe('wire schemas tolerate what the spec leaves open', () => {
   });
 
   it('accepts a run with an unknown status and a failed run without domain', () => {
-    const run = parseWire(EnrichmentRunResponseSchema, fixture('run-unknown-status.json'), 'GET', '/enrichment_runs/42').data;
+    const run = parseWire(
+      EnrichmentRunResponseSchema,
+      fixture('run-unknown-status.json'),
+      'GET',
+      '/enrichment_runs/42',
+    ).data;
     expect(run.status).toBe('queued_for_review');
     expect(run.x_queue_position).toBe(3);
-    const failed = parseWire(EnrichmentRunResponseSchema, fixture('run-failed.json'), 'GET', '/enrichment_runs/43').data;
+    const failed = parseWire(
+      EnrichmentRunResponseSchema,
+      fixture('run-failed.json'),
+      'GET',
+      '/enrichment_runs/43',
+    ).data;
     expect(failed.error_details?.error_type).toBe('captcha_wall');
     expect(failed.domain).toBeUndefined();
   });
 
   it('accepts credits_granted null (no quota) and a pending export shape', () => {
-    expect(parseWire(AccountResponseSchema, fixture('account-unlimited.json'), 'GET', '/account').data.credits_granted).toBeNull();
-    expect(parseWire(ExportInfoResponseSchema, fixture('export-pending.json'), 'GET', '/exports/5').data.status).toBe('processing');
+    expect(
+      parseWire(AccountResponseSchema, fixture('account-unlimited.json'), 'GET', '/account').data
+        .credits_granted,
+    ).toBeNull();
+    expect(
+      parseWire(ExportInfoResponseSchema, fixture('export-pending.json'), 'GET', '/exports/5').data.status,
+    ).toBe('processing');
   });
 });
 
@@ -135,7 +157,10 @@ describe('TimestampSchema', () => {
   ])('accepts %s', (value) => {
     expect(TimestampSchema.safeParse(value).success).toBe(true);
   });
-  it.each(['yesterday', '2025-13-02T10:00:00Z', '2025-11-02T25:00:00Z', '2025-11-02T10:00:00 UTC', ''])('refuses %s', (value) => {
-    expect(TimestampSchema.safeParse(value).success).toBe(false);
-  });
+  it.each(['yesterday', '2025-13-02T10:00:00Z', '2025-11-02T25:00:00Z', '2025-11-02T10:00:00 UTC', ''])(
+    'refuses %s',
+    (value) => {
+      expect(TimestampSchema.safeParse(value).success).toBe(false);
+    },
+  );
 });
