@@ -1,6 +1,11 @@
 import type { DomainFilters, DomainProfile, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
-import { classifySummaries, markUnlisted, upsertDomainSummaries, upsertProfiles } from '../src/mirror/store/domains.js';
+import {
+  classifySummaries,
+  markUnlisted,
+  upsertDomainSummaries,
+  upsertProfiles,
+} from '../src/mirror/store/domains.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { updatePipelineRunStats } from '../src/mirror/store/runs.js';
@@ -63,7 +68,10 @@ const PROGRESS_LOG_INTERVAL_MS = 5_000;
  * that changes, a domain seen twice, fewer domains than `total`) and healed by listing again;
  * re-listing is cheap (0 credits, 500 per page) and profiles already fetched are not refetched.
  */
-export async function syncPipeline(ctx: RunContext, options: SyncOptions = {}): Promise<RunResult<SyncStats>> {
+export async function syncPipeline(
+  ctx: RunContext,
+  options: SyncOptions = {},
+): Promise<RunResult<SyncStats>> {
   const stats: SyncStats = {
     mode: 'incremental',
     fullListingReason: null,
@@ -81,7 +89,12 @@ export async function syncPipeline(ctx: RunContext, options: SyncOptions = {}): 
     driftDetected: false,
     watermark: null,
   };
-  return runPipeline(ctx, PIPELINE, (run) => new SyncRun(run.ctx, run.id, run.startedAt, options, stats).execute(), () => stats);
+  return runPipeline(
+    ctx,
+    PIPELINE,
+    (run) => new SyncRun(run.ctx, run.id, run.startedAt, options, stats).execute(),
+    () => stats,
+  );
 }
 
 class SyncRun {
@@ -117,7 +130,8 @@ class SyncRun {
     this.stats = stats;
     const { page: _page, per_page: perPageFilter, ...scope } = options.filters ?? {};
     this.scopeFilters = scope;
-    this.perPage = options.perPage ?? (perPageFilter === undefined ? ctx.config.sync.perPage : Number(perPageFilter));
+    this.perPage =
+      options.perPage ?? (perPageFilter === undefined ? ctx.config.sync.perPage : Number(perPageFilter));
     this.fetchProfiles = options.profiles ?? true;
     this.full = options.full ?? false;
     this.maxPasses = options.maxPasses ?? 3;
@@ -148,7 +162,11 @@ class SyncRun {
     try {
       if (this.full || !state?.watermark || userEnrichedAfter !== undefined) {
         stats.mode = 'full';
-        stats.fullListingReason = this.full ? 'requested' : userEnrichedAfter !== undefined ? 'filter' : 'first_run';
+        stats.fullListingReason = this.full
+          ? 'requested'
+          : userEnrichedAfter !== undefined
+            ? 'filter'
+            : 'first_run';
         completeListing = await this.listUntilStable({});
       } else {
         const afterMs = Date.parse(state.watermark) - ctx.config.sync.overlapMs;
@@ -213,11 +231,24 @@ class SyncRun {
     const error = stopped ? this.stopError : undefined;
     if (error !== undefined) {
       const code = errorCode(error);
-      if (code !== 'ERR_AUTH' && code !== 'ERR_QUOTA_EXCEEDED' && !(error instanceof AbortedError)) throw error;
+      if (code !== 'ERR_AUTH' && code !== 'ERR_QUOTA_EXCEEDED' && !(error instanceof AbortedError))
+        throw error;
       if (error instanceof AbortedError) {
-        return { status: 'interrupted' as const, stats, failures: this.failures, creditsSpent: 0, error: describe(error) };
+        return {
+          status: 'interrupted' as const,
+          stats,
+          failures: this.failures,
+          creditsSpent: 0,
+          error: describe(error),
+        };
       }
-      return { status: 'stopped_by_service' as const, stats, failures: this.failures, creditsSpent: 0, error: describe(error) };
+      return {
+        status: 'stopped_by_service' as const,
+        stats,
+        failures: this.failures,
+        creditsSpent: 0,
+        error: describe(error),
+      };
     }
     return { status: 'done' as const, stats, failures: this.failures, creditsSpent: 0 };
   }
@@ -248,7 +279,10 @@ class SyncRun {
     let drift = false;
     let lastTotal = 0;
     const filters = { ...this.scopeFilters, ...extra } as DomainFilters;
-    for await (const page of this.api.iterateDomainPages(filters, { perPage: this.perPage, signal: ctx.signal })) {
+    for await (const page of this.api.iterateDomainPages(filters, {
+      perPage: this.perPage,
+      signal: ctx.signal,
+    })) {
       if (this.stopError !== undefined) return false;
       stats.pages += 1;
       lastTotal = page.total;
@@ -282,7 +316,8 @@ class SyncRun {
     stats.unchanged += classes.unchanged.length;
     for (const summary of summaries) {
       const at = summary.last_enriched_at ? normalizeTimestamp(summary.last_enriched_at) : null;
-      if (at !== null && (this.maxListedEnrichedAt === null || at > this.maxListedEnrichedAt)) this.maxListedEnrichedAt = at;
+      if (at !== null && (this.maxListedEnrichedAt === null || at > this.maxListedEnrichedAt))
+        this.maxListedEnrichedAt = at;
     }
     if (!this.fetchProfiles) return;
     const wanted = this.full ? summaries : [...classes.new, ...classes.changed];
@@ -303,13 +338,22 @@ class SyncRun {
         this.flush(false);
       } catch (error) {
         const code = errorCode(error);
-        if (error instanceof AbortedError || code === 'ERR_ABORTED' || code === 'ERR_AUTH' || code === 'ERR_QUOTA_EXCEEDED') {
+        if (
+          error instanceof AbortedError ||
+          code === 'ERR_ABORTED' ||
+          code === 'ERR_AUTH' ||
+          code === 'ERR_QUOTA_EXCEEDED'
+        ) {
           this.noteStop(error);
           return;
         }
         // One bad profile (404 between listing and fetch, malformed body, a server that keeps
         // failing) is an item failure: reported with its domain, retried by the next run.
-        this.failures.push({ item: domain, code, message: redactText(error instanceof Error ? error.message : String(error)) });
+        this.failures.push({
+          item: domain,
+          code,
+          message: redactText(error instanceof Error ? error.message : String(error)),
+        });
         this.ctx.logger.warn('profile not mirrored', { domain, code });
       }
     });
@@ -330,7 +374,11 @@ class SyncRun {
       // retry one by one so every good profile lands and the bad one is reported by domain.
       if (batch.length === 1) {
         const domain = batch[0]!.domain_normalized;
-        this.failures.push({ item: domain, code: errorCode(error), message: redactText((error as Error).message) });
+        this.failures.push({
+          item: domain,
+          code: errorCode(error),
+          message: redactText((error as Error).message),
+        });
         this.stats.profilesFetched -= 1;
         return;
       }
@@ -353,7 +401,13 @@ class SyncRun {
     if (now - this.lastProgressLogMs < PROGRESS_LOG_INTERVAL_MS) return;
     this.lastProgressLogMs = now;
     const { pages, listed, profilesFetched } = this.stats;
-    this.ctx.logger.info('sync progress', { pages, listed, profilesFetched, queued: this.queue.load, failed: this.failures.length });
+    this.ctx.logger.info('sync progress', {
+      pages,
+      listed,
+      profilesFetched,
+      queued: this.queue.load,
+      failed: this.failures.length,
+    });
     updatePipelineRunStats(this.ctx.mirror, this.runId, { ...this.stats });
   }
 }
@@ -365,5 +419,8 @@ function maxIso(a: string | null, b: string | null): string | null {
 }
 
 function describe(error: unknown): { code: string; message: string } {
-  return { code: errorCode(error), message: redactText(error instanceof Error ? error.message : String(error)) };
+  return {
+    code: errorCode(error),
+    message: redactText(error instanceof Error ? error.message : String(error)),
+  };
 }

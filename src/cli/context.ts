@@ -18,7 +18,10 @@ export interface GlobalFlags {
 /** Raised when a command needs the API key and `DOMAIN_SYNC_API_KEY` is not set: exit 2. */
 export class MissingApiKeyError extends DomainSyncError {
   constructor() {
-    super('ERR_MISSING_API_KEY', 'DOMAIN_SYNC_API_KEY is not set; this command calls the service and needs an API key');
+    super(
+      'ERR_MISSING_API_KEY',
+      'DOMAIN_SYNC_API_KEY is not set; this command calls the service and needs an API key',
+    );
   }
 }
 

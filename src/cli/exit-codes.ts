@@ -34,5 +34,7 @@ export function exitCodeForOutcome(status: string, itemFailures: number): number
 }
 
 function hasCode(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string';
+  return (
+    typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+  );
 }

@@ -19,6 +19,10 @@ const onSignal = (signal: NodeJS.Signals): void => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
-const code = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }, controller.signal);
+const code = await runCli(
+  process.argv.slice(2),
+  { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() },
+  controller.signal,
+);
 // Let stdout drain before exiting, so a piped --json summary is never cut short.
 process.stdout.write('', () => process.exit(code));

@@ -84,5 +84,9 @@ export class Output {
 }
 
 function jsonReplacer(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? (Number.isSafeInteger(Number(value)) ? Number(value) : value.toString()) : value;
+  return typeof value === 'bigint'
+    ? Number.isSafeInteger(Number(value))
+      ? Number(value)
+      : value.toString()
+    : value;
 }

@@ -11,18 +11,20 @@ type Action = (ctx: CommandContext, options: any, args: string[]) => Promise<Com
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
-function positiveInt(flag: string) {
+function positiveInt(_flag: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
     return n;
   };
 }
 
-function nonNegativeInt(flag: string) {
+function nonNegativeInt(_flag: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a whole number ≥ 0, got "${value}"`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new InvalidArgumentError(`expected a whole number ≥ 0, got "${value}"`);
     return n;
   };
 }
@@ -37,10 +39,15 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
   const jsonRequested = argv.includes('--json');
 
   const program = new Command('domain-sync')
-    .description('Keep a local SQLite mirror, with Parquet snapshots, of the Domain Enrichment Service catalogue.')
+    .description(
+      'Keep a local SQLite mirror, with Parquet snapshots, of the Domain Enrichment Service catalogue.',
+    )
     .option('--config <file>', 'config file (default: $DOMAIN_SYNC_CONFIG or ./config.json when present)')
     .option('--db <file>', 'SQLite mirror file (overrides database.path and $DOMAIN_SYNC_DB)')
-    .option('--base-url <url>', 'service base URL ending in /api/v1/igaming (overrides $DOMAIN_SYNC_BASE_URL)')
+    .option(
+      '--base-url <url>',
+      'service base URL ending in /api/v1/igaming (overrides $DOMAIN_SYNC_BASE_URL)',
+    )
     .option('--json', 'print one JSON summary object on stdout at the end, nothing else')
     .option('--log-level <level>', 'silent, error, warn, info, debug or trace')
     .showHelpAfterError('(run with --help for usage)')
@@ -60,7 +67,15 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
       const action = await load();
       const result = await action(ctx, options, args);
       exitCode = result.exitCode;
-      ctx.output.result({ command: self.name(), ok: result.exitCode === EXIT.OK, exitCode: result.exitCode, ...result.summary }, result.human);
+      ctx.output.result(
+        {
+          command: self.name(),
+          ok: result.exitCode === EXIT.OK,
+          exitCode: result.exitCode,
+          ...result.summary,
+        },
+        result.human,
+      );
     });
   };
 
@@ -71,30 +86,55 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
       .option('--filter <name=value>', 'filter by a canonical filter name (repeatable)', collect)
       .option('--full', 'fetch every profile, not only new or changed ones')
       .option('--no-profiles', 'store the listing only, fetch no profile')
-      .option('--concurrency <n>', 'profile requests in flight (default: api.concurrency)', positiveInt('--concurrency')),
+      .option(
+        '--concurrency <n>',
+        'profile requests in flight (default: api.concurrency)',
+        positiveInt('--concurrency'),
+      ),
     async () => (await import('./commands/sync.js')).syncCommand as Action,
   );
   register(
     program
       .command('export')
-      .description('create a bulk export, poll it, download it into exports.dir and load it into the mirror (costs credits)')
+      .description(
+        'create a bulk export, poll it, download it into exports.dir and load it into the mirror (costs credits)',
+      )
       .option('--filter <name=value>', 'filter by a canonical filter name (repeatable)', collect)
       .addOption(new Option('--format <format>', 'file format').choices(['csv', 'json']).default('csv'))
       .option('--fields <a,b>', 'sections to include (default: all)')
-      .option('--max-credits <n>', 'refuse when the estimated cost is higher', nonNegativeInt('--max-credits'))
+      .option(
+        '--max-credits <n>',
+        'refuse when the estimated cost is higher',
+        nonNegativeInt('--max-credits'),
+      )
       .option('--no-load', 'download only; do not load the file into the mirror')
-      .option('--recreate-expired', 'when the unfinished export\'s file has expired, pay for a new one'),
+      .option('--recreate-expired', "when the unfinished export's file has expired, pay for a new one"),
     async () => (await import('./commands/export.js')).exportCommand as Action,
   );
   register(
     program
       .command('enrich')
       .description('re-enrich stale domains under a credit budget (10 credits per run, 0 when cached)')
-      .option('--budget <n>', 'credits this invocation may spend at most (default: enrich.budget)', nonNegativeInt('--budget'))
-      .option('--stale-after <duration>', 'a domain is stale when enriched longer ago than this, e.g. 30d (default: enrich.staleAfter)')
+      .option(
+        '--budget <n>',
+        'credits this invocation may spend at most (default: enrich.budget)',
+        nonNegativeInt('--budget'),
+      )
+      .option(
+        '--stale-after <duration>',
+        'a domain is stale when enriched longer ago than this, e.g. 30d (default: enrich.staleAfter)',
+      )
       .option('--domain <domain>', 'enrich this domain whatever its freshness (repeatable)', collect)
-      .option('--filter <name=value>', 'narrow the stale domains (jurisdiction, payment_category; repeatable)', collect)
-      .option('--concurrency <n>', 'runs in flight (default: enrich.concurrency)', positiveInt('--concurrency'))
+      .option(
+        '--filter <name=value>',
+        'narrow the stale domains (jurisdiction, payment_category; repeatable)',
+        collect,
+      )
+      .option(
+        '--concurrency <n>',
+        'runs in flight (default: enrich.concurrency)',
+        positiveInt('--concurrency'),
+      )
       .option('--strategy <s>', 'enrichment strategy (default: enrich.strategy)')
       .option('--wait <duration>', 'how long to wait for started runs (default: enrich.wait, 30m)')
       .option('--dry-run', 'print the plan and its worst-case cost; spend nothing'),
@@ -109,11 +149,16 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     async () => (await import('./commands/snapshot.js')).snapshotCommand as Action,
   );
   register(
-    program.command('run').description('run a pipeline defined in the config by name (e.g. nightly)').argument('<name>', 'pipeline name'),
+    program
+      .command('run')
+      .description('run a pipeline defined in the config by name (e.g. nightly)')
+      .argument('<name>', 'pipeline name'),
     async () => (await import('./commands/run.js')).runCommand as Action,
   );
   register(
-    program.command('schedule').description('long-running: run the config\'s pipelines on their cron schedules'),
+    program
+      .command('schedule')
+      .description("long-running: run the config's pipelines on their cron schedules"),
     async () => (await import('./commands/schedule.js')).scheduleCommand as Action,
   );
   register(
@@ -136,10 +181,20 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--domains <n>', 'catalogue size', positiveInt('--domains'), 5000)
       .option('--seed <n>', 'catalogue seed', nonNegativeInt('--seed'), 1)
-      .addOption(new Option('--time-scale <x>', 'multiplies run durations (30–120 s) and export times').default(1).argParser(positiveNumber('--time-scale')))
+      .addOption(
+        new Option('--time-scale <x>', 'multiplies run durations (30–120 s) and export times')
+          .default(1)
+          .argParser(positiveNumber('--time-scale')),
+      )
       .addOption(new Option('--credits <n>', 'credits granted ("unlimited" for no quota)').default('100000'))
-      .option('--api-key <key>', 'the key the simulator accepts (default: $DOMAIN_SYNC_API_KEY or client_simulator_key)')
-      .option('--quirks', 'exercise what the spec allows without showing it (unseen enum values, odd timestamps…)'),
+      .option(
+        '--api-key <key>',
+        'the key the simulator accepts (default: $DOMAIN_SYNC_API_KEY or client_simulator_key)',
+      )
+      .option(
+        '--quirks',
+        'exercise what the spec allows without showing it (unseen enum values, odd timestamps…)',
+      ),
     async () => (await import('./commands/simulate.js')).simulateCommand as Action,
   );
 
@@ -147,11 +202,17 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      ) {
         return EXIT.OK;
       }
       if (jsonRequested) {
-        io.stdout.write(`${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: error.message } })}\n`);
+        io.stdout.write(
+          `${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: error.message } })}\n`,
+        );
       }
       return EXIT.USAGE;
     }
@@ -161,9 +222,16 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
   return exitCode;
 }
 
-function reportError(error: unknown, io: CliIo, ctx: CommandContext | undefined, json: boolean, exitCode: number): void {
+function reportError(
+  error: unknown,
+  io: CliIo,
+  ctx: CommandContext | undefined,
+  json: boolean,
+  exitCode: number,
+): void {
   const rawCode = (error as { code?: unknown } | null)?.code;
-  const known = error instanceof DomainSyncError || (typeof rawCode === 'string' && rawCode.startsWith('ERR_'));
+  const known =
+    error instanceof DomainSyncError || (typeof rawCode === 'string' && rawCode.startsWith('ERR_'));
   const code = known ? String(rawCode) : 'ERR_INTERNAL';
   const message = error instanceof Error ? redactText(error.message) : redactText(String(error));
   if (json) {
@@ -179,10 +247,11 @@ function reportError(error: unknown, io: CliIo, ctx: CommandContext | undefined,
   }
 }
 
-function positiveNumber(flag: string) {
+function positiveNumber(_flag: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
+    if (!Number.isFinite(n) || n <= 0)
+      throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
     return n;
   };
 }

@@ -43,10 +43,25 @@ export interface ApiConfig {
 export interface Config {
   api: Readonly<ApiConfig>;
   database: Readonly<{ path: string }>;
-  exports: Readonly<{ dir: string }>;
+  /**
+   * Export settings: `dir` for the files; `creditsPerRowGuess` prices an export before any was
+   * made (@default 1); `pollDeadlineMs` bounds the wait for one (@default 30m); `retentionMs`
+   * keeps a loaded file this long past its `expires_at` before it is deleted (@default 7d).
+   */
+  exports: Readonly<{ dir: string; creditsPerRowGuess: number; pollDeadlineMs: number; retentionMs: number }>;
   snapshots: Readonly<{ dir: string; retainDates: number }>;
   sync: Readonly<{ perPage: number; overlapMs: number; concurrency: number | null }>;
-  enrich: Readonly<{ budget: number; staleAfterMs: number; concurrency: number; strategy: string; waitMs: number }>;
+  enrich: Readonly<{
+    budget: number;
+    staleAfterMs: number;
+    concurrency: number;
+    strategy: string;
+    waitMs: number;
+    /** A domain whose run failed is not retried before this much time has passed. @default 24h */
+    failureBackoffMs: number;
+    /** Longest wait between two polls of a run (runs take 30–120 s). @default 30000 */
+    maxPollIntervalMs: number;
+  }>;
   log: Readonly<{ level: LogLevel }>;
   pipelines: Readonly<Record<string, Readonly<PipelineConfig>>>;
   /** The config file that was read, or null when only defaults/env/flags were used. */

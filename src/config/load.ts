@@ -100,6 +100,10 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const overlapMs = durationOrError('sync.overlap', sync.overlap, errors);
   const staleAfterMs = durationOrError('enrich.staleAfter', enrich.staleAfter, errors);
   const waitMs = durationOrError('enrich.wait', enrich.wait, errors);
+  const exportsInput = { ...DEFAULTS.exports, ...stripUndefined(fileConfig.exports ?? {}) };
+  const exportPollDeadlineMs = durationOrError('exports.pollDeadline', exportsInput.pollDeadline, errors);
+  const exportRetentionMs = durationOrError('exports.retention', exportsInput.retention, errors);
+  const failureBackoffMs = durationOrError('enrich.failureBackoff', enrich.failureBackoff, errors);
 
   const levelInput = options.logLevel ?? fileConfig.log?.level;
   const levelSource = options.logLevel !== undefined ? '--log-level' : 'log.level';
@@ -137,7 +141,12 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const config: Config = {
     api: { ...api, baseUrl: api.baseUrl ?? null, queryParams: { ...api.queryParams } },
     database: { path: absolute(cwd, databasePath) },
-    exports: { dir: absolute(cwd, fileConfig.exports?.dir ?? DEFAULTS.exports.dir) },
+    exports: {
+      dir: absolute(cwd, exportsInput.dir),
+      creditsPerRowGuess: exportsInput.creditsPerRowGuess,
+      pollDeadlineMs: exportPollDeadlineMs,
+      retentionMs: exportRetentionMs,
+    },
     snapshots: {
       dir: absolute(cwd, fileConfig.snapshots?.dir ?? DEFAULTS.snapshots.dir),
       retainDates: fileConfig.snapshots?.retainDates ?? DEFAULTS.snapshots.retainDates,
@@ -149,6 +158,8 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
       concurrency: enrich.concurrency,
       strategy: enrich.strategy,
       waitMs,
+      failureBackoffMs,
+      maxPollIntervalMs: enrich.maxPollIntervalMs,
     },
     log: { level: level.level },
     pipelines,
@@ -158,7 +169,9 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
 }
 
 /** Checks and normalises a base URL: http(s), ends in `/api/v1/igaming` (a trailing `/` is dropped). */
-export function checkBaseUrl(input: string): { url: string; error?: undefined } | { url?: undefined; error: string } {
+export function checkBaseUrl(
+  input: string,
+): { url: string; error?: undefined } | { url?: undefined; error: string } {
   let url: URL;
   try {
     url = new URL(input);
@@ -244,7 +257,9 @@ function durationOrError(key: string, value: string, errors: string[]): number {
 
 function looksLikeCron(expression: string): boolean {
   const fields = expression.trim().split(/\s+/);
-  return (fields.length === 5 || fields.length === 6) && fields.every((f) => /^[\d*/,\-A-Za-z?LW#]+$/.test(f));
+  return (
+    (fields.length === 5 || fields.length === 6) && fields.every((f) => /^[\d*/,\-A-Za-z?LW#]+$/.test(f))
+  );
 }
 
 function absolute(cwd: string, path: string): string {

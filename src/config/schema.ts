@@ -31,7 +31,14 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   database: z.strictObject({ path: z.string().min(1).optional() }).optional(),
-  exports: z.strictObject({ dir: z.string().min(1).optional() }).optional(),
+  exports: z
+    .strictObject({
+      dir: z.string().min(1).optional(),
+      creditsPerRowGuess: z.number().nonnegative().optional(),
+      pollDeadline: duration.optional(),
+      retention: duration.optional(),
+    })
+    .optional(),
   snapshots: z
     .strictObject({ dir: z.string().min(1).optional(), retainDates: nonNegativeInt.optional() })
     .optional(),
@@ -49,6 +56,8 @@ export const configFileSchema = z.strictObject({
       concurrency: positiveInt.optional(),
       strategy: z.string().min(1).optional(),
       wait: duration.optional(),
+      failureBackoff: duration.optional(),
+      maxPollIntervalMs: positiveInt.optional(),
     })
     .optional(),
   log: z.strictObject({ level: z.string().optional() }).optional(),

@@ -29,7 +29,10 @@ export function redact<T>(value: T): T {
 export function redactText(text: string): string {
   let out = text;
   for (const secret of secrets) out = out.split(secret).join('[REDACTED]');
-  return out.replace(KEY_LIKE, '[REDACTED]').replace(BEARER, '$1[REDACTED]').replace(SECRET_PARAMS, '$1[REDACTED]');
+  return out
+    .replace(KEY_LIKE, '[REDACTED]')
+    .replace(BEARER, '$1[REDACTED]')
+    .replace(SECRET_PARAMS, '$1[REDACTED]');
 }
 
 function redactValue(value: unknown, depth: number): unknown {

@@ -25,7 +25,9 @@ export class TaskQueue {
   constructor(options: TaskQueueOptions) {
     this.queue = new PQueue({
       concurrency: options.concurrency,
-      ...(options.intervalCap ? { intervalCap: options.intervalCap, interval: options.intervalMs ?? 1000 } : {}),
+      ...(options.intervalCap
+        ? { intervalCap: options.intervalCap, interval: options.intervalMs ?? 1000 }
+        : {}),
     });
     this.maxWaiting = options.maxWaiting ?? options.concurrency * 4;
   }
@@ -35,11 +37,9 @@ export class TaskQueue {
    * and rethrown by {@link drain}, and never becomes an unhandled rejection.
    */
   add(task: () => Promise<void>): void {
-    this.queue
-      .add(task)
-      .catch((error: unknown) => {
-        this.firstError ??= error;
-      });
+    this.queue.add(task).catch((error: unknown) => {
+      this.firstError ??= error;
+    });
   }
 
   /** Resolves when there is room for more tasks (backpressure for producers). */

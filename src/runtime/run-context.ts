@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createClient, type DomainServiceApi } from '../api/index.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
@@ -56,12 +57,15 @@ export async function openRunContext(options: OpenRunContextOptions): Promise<Ow
     queryParams: config.api.queryParams,
     logger: logger.child({ component: 'api' }),
   });
+  const signal = options.signal ?? new AbortController().signal;
+  // Every request in flight and every queued task listens to this one signal.
+  setMaxListeners(0, signal);
   return {
     config,
     api: client,
     mirror,
     logger,
-    signal: options.signal ?? new AbortController().signal,
+    signal,
     progress: options.progress ?? noopProgress,
     clock: options.clock ?? systemClock,
     async close() {

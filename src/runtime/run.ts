@@ -17,11 +17,18 @@ export interface PipelineBodyResult<Stats extends object> {
   error?: { code: string; message: string };
 }
 
-/** The run a pipeline body is executing in. */
-export interface PipelineRun {
+/**
+ * What {@link runPipeline} needs from its context: a {@link RunContext} without the service
+ * client, so pipelines that only read the mirror (`snapshot`) run without an API key. Every
+ * `RunContext` is one.
+ */
+export type MirrorRunContext = Omit<RunContext, 'api'>;
+
+/** The run a pipeline body is executing in; `ctx` is the caller's context with a run-scoped logger. */
+export interface PipelineRun<Ctx extends MirrorRunContext = RunContext> {
   id: number;
   startedAt: string;
-  ctx: RunContext;
+  ctx: Ctx;
 }
 
 /**
@@ -30,10 +37,10 @@ export interface PipelineRun {
  * becomes `stopped_by_service`, anything else `failed`, each with the error's stable code.
  * `stats` given to `partialStats` are kept when the body throws, so a summary still has them.
  */
-export async function runPipeline<Stats extends object>(
-  ctx: RunContext,
+export async function runPipeline<Stats extends object, Ctx extends MirrorRunContext = RunContext>(
+  ctx: Ctx,
   pipeline: string,
-  body: (run: PipelineRun) => Promise<PipelineBodyResult<Stats>>,
+  body: (run: PipelineRun<Ctx>) => Promise<PipelineBodyResult<Stats>>,
   partialStats: () => Stats,
 ): Promise<RunResult<Stats>> {
   const startedAt = isoFromMs(ctx.clock());
@@ -70,7 +77,12 @@ export async function runPipeline<Stats extends object>(
     stats,
     error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null,
   });
-  const level = outcome.status === 'failed' ? 'error' : outcome.status === 'done' || outcome.status === 'budget_reached' ? 'info' : 'warn';
+  const level =
+    outcome.status === 'failed'
+      ? 'error'
+      : outcome.status === 'done' || outcome.status === 'budget_reached'
+        ? 'info'
+        : 'warn';
   logger[level]('pipeline finished', { status: outcome.status, ...stats, error: outcome.error });
   return {
     pipeline,

@@ -29,7 +29,11 @@ export class UsageError extends DomainSyncError {
 export class ConfigError extends DomainSyncError {
   readonly issues: readonly string[];
   constructor(issues: readonly string[], options: { cause?: unknown } = {}) {
-    super('ERR_CONFIG', issues.length === 1 ? `invalid config: ${issues[0]}` : `invalid config:\n  ${issues.join('\n  ')}`, options);
+    super(
+      'ERR_CONFIG',
+      issues.length === 1 ? `invalid config: ${issues[0]}` : `invalid config:\n  ${issues.join('\n  ')}`,
+      options,
+    );
     this.issues = issues;
   }
 }

@@ -10,7 +10,8 @@ export async function accountCommand(ctx: CommandContext): Promise<CommandResult
   try {
     const account = await services.api.getAccount({ signal: ctx.signal });
     recordAccountSnapshot(services.mirror, account, { at: isoFromMs(services.clock()) });
-    const granted = account.credits_granted === null ? 'unlimited (no quota enforced)' : String(account.credits_granted);
+    const granted =
+      account.credits_granted === null ? 'unlimited (no quota enforced)' : String(account.credits_granted);
     return {
       exitCode: EXIT.OK,
       summary: { account },

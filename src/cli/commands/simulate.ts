@@ -51,7 +51,9 @@ export async function simulateCommand(ctx: CommandContext, options: SimulateOpti
     'press Ctrl-C to stop',
   ];
   if (ctx.output.json) {
-    ctx.io.stderr.write(`${JSON.stringify({ event: 'listening', origin: sim.origin, baseUrl: sim.baseUrl })}\n`);
+    ctx.io.stderr.write(
+      `${JSON.stringify({ event: 'listening', origin: sim.origin, baseUrl: sim.baseUrl })}\n`,
+    );
   } else {
     ctx.io.stdout.write(`${lines.join('\n')}\n`);
   }

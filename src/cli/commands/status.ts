@@ -1,15 +1,41 @@
 import { openMirror } from '../../mirror/database.js';
 import { creditsPerPipeline, creditsSummary, latestAccountSnapshot } from '../../mirror/store/credits.js';
 import { lastRuns, listRunningPipelineRuns } from '../../mirror/store/runs.js';
+import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
 import { freshness, mirrorCounts } from '../../mirror/store/status.js';
+import { exportsInProgress, lastSnapshotRunDir } from '../../mirror/store/status-snapshots.js';
+import { listSnapshotDates, readSnapshotManifest } from '../../warehouse/index.js';
+import type { SnapshotManifest } from '../../warehouse/index.js';
 import { formatDuration } from '../../util/duration.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
+/** The latest snapshot of one table, as `status` reports it. */
+export interface TableSnapshotStatus {
+  /** Newest `snapshot_date=` partition with a complete file. */
+  snapshotDate: string;
+  /** Rows and file size from that date's manifest; null when the manifest does not list the table. */
+  rows: number | null;
+  bytes: number | null;
+}
+
+/** The `snapshots` part of `status`: what is under one snapshots dir. */
+export interface SnapshotsStatus {
+  dir: string;
+  /** Newest snapshot date of any table, or null when there is no snapshot. */
+  latestDate: string | null;
+  /** Mirror tables with at least one snapshot, by name. */
+  tables: Record<string, TableSnapshotStatus>;
+  /** The dir of the latest `snapshot` run when it differs from `dir` (written with `--out`). */
+  lastRunDir: string | null;
+}
+
 /**
- * `domain-sync status`: what is in the mirror, how fresh it is, the last run of each pipeline
- * and the credits spent. Reads the mirror only: no API key or network needed (the account
- * figures are the last ones recorded by `account`, `enrich` or `export`).
+ * `domain-sync status`: what is in the mirror, how fresh it is, the last run of each pipeline,
+ * the credits spent, unfinished exports, and the latest Parquet snapshot of each table (date and
+ * row counts from the snapshot manifests under `snapshots.dir`). Reads the mirror and the
+ * snapshots dir only: no API key or network needed (the account figures are the last ones
+ * recorded by `account`, `enrich` or `export`).
  */
 export async function statusCommand(ctx: CommandContext): Promise<CommandResult> {
   const path = ctx.config.database.path;
@@ -23,6 +49,10 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     const credits = creditsSummary(mirror, { now });
     const perPipeline = creditsPerPipeline(mirror);
     const account = latestAccountSnapshot(mirror) ?? null;
+    const exports = exportsInProgress(mirror);
+    const snapshots = await snapshotsStatus(ctx.config.snapshots.dir, lastSnapshotRunDir(mirror));
+    const snapshotTables = Object.entries(snapshots.tables);
+    const width = Math.max(0, ...snapshotTables.map(([table]) => table.length));
     const human = [
       `mirror ${path}`,
       `  domains          ${counts.domains.listed} listed, ${counts.domains.unlisted} no longer listed, ${counts.domains.withProfile} with a profile`,
@@ -31,21 +61,76 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
       `  freshness        last_enriched_at from ${fresh.oldestEnrichedAt ?? '-'} to ${fresh.newestEnrichedAt ?? '-'} (median ${fresh.medianEnrichedAt ?? '-'}); ${fresh.profilesNeverFetched} profiles never fetched`,
       `credits spent      today ${credits.today}, this month ${credits.thisMonth}, total ${credits.total}`,
       ...(account
-        ? [`account            ${account.available_credits ?? '?'} available of ${account.credits_granted ?? 'unlimited'} (as of ${account.at})`]
+        ? [
+            `account            ${account.available_credits ?? '?'} available of ${account.credits_granted ?? 'unlimited'} (as of ${account.at})`,
+          ]
         : []),
+      ...(exports.length
+        ? [
+            'exports in progress',
+            ...exports.map(
+              (e) =>
+                `  export ${e.id} ${e.status}${e.download_status ? `/${e.download_status}` : ''}, requested ${e.requested_at ?? '-'}, expires ${e.expires_at ?? '-'}`,
+            ),
+          ]
+        : []),
+      `snapshots          ${snapshots.latestDate === null ? 'none yet' : `latest ${snapshots.latestDate}`} in ${snapshots.dir}`,
+      ...snapshotTables.map(
+        ([table, t]) =>
+          `  ${table.padEnd(width)}  ${t.snapshotDate}  ${t.rows === null ? '? (no manifest entry)' : `${t.rows} rows`}`,
+      ),
+      ...(snapshots.lastRunDir ? [`  the latest snapshot run wrote to ${snapshots.lastRunDir}`] : []),
       'last runs',
       ...(runs.length === 0 ? ['  none yet'] : []),
       ...runs.map((r) => {
-        const took = r.finished_at ? formatDuration(Date.parse(r.finished_at) - Date.parse(r.started_at)) : 'running';
+        const took = r.finished_at
+          ? formatDuration(Date.parse(r.finished_at) - Date.parse(r.started_at))
+          : 'running';
         return `  ${r.pipeline.padEnd(12)} ${r.status.padEnd(18)} ${r.started_at}  ${took}${r.credits_spent ? `  ${r.credits_spent} credits` : ''}`;
       }),
     ];
     return {
       exitCode: EXIT.OK,
-      summary: { database: path, counts, freshness: fresh, lastRuns: runs, running, credits: { ...credits, perPipeline }, account },
+      summary: {
+        database: path,
+        counts,
+        freshness: fresh,
+        lastRuns: runs,
+        running,
+        credits: { ...credits, perPipeline },
+        account,
+        exportsInProgress: exports,
+        snapshots,
+      },
       human,
     };
   } finally {
     await mirror.close();
   }
+}
+
+/**
+ * Latest snapshot date per mirror table under `dir` (from the partition folders, so a table
+ * written alone with `--tables` shows its own date) and its row count from that date's manifest.
+ */
+async function snapshotsStatus(dir: string, lastRunDir: string | null): Promise<SnapshotsStatus> {
+  const tables: Record<string, TableSnapshotStatus> = {};
+  const manifests = new Map<string, SnapshotManifest | null>();
+  for (const table of SNAPSHOT_TABLES) {
+    const [latest] = await listSnapshotDates(dir, table);
+    if (latest === undefined) continue;
+    if (!manifests.has(latest)) {
+      // An unreadable manifest should not make `status` fail; the counts just show as unknown.
+      manifests.set(latest, await readSnapshotManifest(dir, latest).catch(() => null));
+    }
+    const entry = manifests.get(latest)?.tables[table];
+    tables[table] = { snapshotDate: latest, rows: entry?.rows ?? null, bytes: entry?.bytes ?? null };
+  }
+  const dates = Object.values(tables).map((t) => t.snapshotDate);
+  return {
+    dir,
+    latestDate: dates.length ? dates.reduce((a, b) => (a > b ? a : b)) : null,
+    tables,
+    lastRunDir: lastRunDir !== null && lastRunDir !== dir ? lastRunDir : null,
+  };
 }

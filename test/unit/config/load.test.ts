@@ -60,8 +60,16 @@ describe('loadConfig', () => {
     ['unknown filter name', { api: { queryParams: { country: 'c' } } }, /^api\.queryParams/],
     ['bad step', { pipelines: { x: { steps: ['dance'] } } }, /^pipelines\.x\.steps\.0: /],
     ['bad duration', { enrich: { staleAfter: 'a month' } }, /^enrich\.staleAfter: not a duration/],
-    ['bad cron', { pipelines: { x: { steps: ['sync'], schedule: 'every day' } } }, /^pipelines\.x\.schedule: /],
-    ['base URL without the base path', { api: { baseUrl: 'http://h/api' } }, /^api\.baseUrl: must end in \/api\/v1\/igaming/],
+    [
+      'bad cron',
+      { pipelines: { x: { steps: ['sync'], schedule: 'every day' } } },
+      /^pipelines\.x\.schedule: /,
+    ],
+    [
+      'base URL without the base path',
+      { api: { baseUrl: 'http://h/api' } },
+      /^api\.baseUrl: must end in \/api\/v1\/igaming/,
+    ],
     ['not JSON', '{ "api": ', /not valid JSON/],
   ];
   it.each(badFiles)('rejects %s, naming the key', async (_name, content, expected) => {
@@ -83,11 +91,20 @@ describe('loadConfig', () => {
       api: { baseUrl: 'http://file.test/api/v1/igaming' },
       database: { path: 'file.sqlite' },
     });
-    const env = { DOMAIN_SYNC_CONFIG: path, DOMAIN_SYNC_BASE_URL: 'http://env.test/api/v1/igaming/', DOMAIN_SYNC_DB: 'env.sqlite' };
+    const env = {
+      DOMAIN_SYNC_CONFIG: path,
+      DOMAIN_SYNC_BASE_URL: 'http://env.test/api/v1/igaming/',
+      DOMAIN_SYNC_DB: 'env.sqlite',
+    };
     const fromEnv = loadConfig({ env, cwd: dir });
     expect(fromEnv.config?.api.baseUrl).toBe('http://env.test/api/v1/igaming');
     expect(fromEnv.config?.database.path).toBe(join(dir, 'env.sqlite'));
-    const fromFlags = loadConfig({ env, cwd: dir, baseUrl: 'http://flag.test:8080/api/v1/igaming', dbPath: '/tmp/flag.sqlite' });
+    const fromFlags = loadConfig({
+      env,
+      cwd: dir,
+      baseUrl: 'http://flag.test:8080/api/v1/igaming',
+      dbPath: '/tmp/flag.sqlite',
+    });
     expect(fromFlags.config?.api.baseUrl).toBe('http://flag.test:8080/api/v1/igaming');
     expect(fromFlags.config?.database.path).toBe('/tmp/flag.sqlite');
   });
@@ -108,7 +125,9 @@ describe('loadConfig', () => {
   });
 
   it('warns when the config file holds something key-like and never takes the key from it', async () => {
-    const { dir, path } = await withFile({ api: { baseUrl: 'http://h/api/v1/igaming', queryParams: { geo: 'client_abcdef' } } });
+    const { dir, path } = await withFile({
+      api: { baseUrl: 'http://h/api/v1/igaming', queryParams: { geo: 'client_abcdef' } },
+    });
     const result = loadConfig({ env: {}, cwd: dir, configPath: path });
     expect(result.warnings.some((w) => w.includes('looks like an API key'))).toBe(true);
     expect(JSON.stringify(result.config)).not.toContain('apiKey');
@@ -116,11 +135,20 @@ describe('loadConfig', () => {
 
   it('keeps user pipelines next to the default nightly', async () => {
     const { dir, path } = await withFile({
-      pipelines: { weekly: { steps: [{ type: 'enrich', options: { budget: 50 }, continueOnError: true }], schedule: '0 3 * * 1' } },
+      pipelines: {
+        weekly: {
+          steps: [{ type: 'enrich', options: { budget: 50 }, continueOnError: true }],
+          schedule: '0 3 * * 1',
+        },
+      },
     });
     const { config } = loadConfig({ env: {}, cwd: dir, configPath: path });
     expect(Object.keys(config!.pipelines).sort()).toEqual(['nightly', 'weekly']);
-    expect(config!.pipelines.weekly?.steps[0]).toEqual({ type: 'enrich', options: { budget: 50 }, continueOnError: true });
+    expect(config!.pipelines.weekly?.steps[0]).toEqual({
+      type: 'enrich',
+      options: { budget: 50 },
+      continueOnError: true,
+    });
   });
 });
 

@@ -15,8 +15,9 @@ describe('normalizeTimestamp', () => {
     ['2026-01-02', '2026-01-02T00:00:00.000Z'],
   ])('%s → %s', (input, expected) => expect(normalizeTimestamp(input)).toBe(expected));
 
-  it.each(['', 'yesterday', '2026-13-45T00:00:00Z', '1700000000', '2026-01-02T03:04:05 GMT'])('rejects "%s"', (input) =>
-    expect(normalizeTimestamp(input)).toBeNull(),
+  it.each(['', 'yesterday', '2026-13-45T00:00:00Z', '1700000000', '2026-01-02T03:04:05 GMT'])(
+    'rejects "%s"',
+    (input) => expect(normalizeTimestamp(input)).toBeNull(),
   );
 
   it('orders normalised values by text', () => {

@@ -1,0 +1,177 @@
+import {
+  SNAPSHOT_TABLES,
+  describeTable,
+  iterateTableRows,
+  tableRowCount,
+} from '../src/mirror/store/snapshot.js';
+import type { SnapshotTable } from '../src/mirror/store/snapshot.js';
+import type { ProgressTask } from '../src/runtime/progress.js';
+import { runPipeline } from '../src/runtime/run.js';
+import type { MirrorRunContext } from '../src/runtime/run.js';
+import type { RunResult } from '../src/runtime/run-result.js';
+import { UsageError } from '../src/util/domain-sync-error.js';
+import { readSnapshotManifest, utcDate, writeSnapshot } from '../src/warehouse/index.js';
+
+/** Options of {@link snapshotPipeline}; the CLI maps `snapshot`'s flags onto these. */
+export interface SnapshotOptions {
+  /** Snapshots dir (`--out`), already resolved. @default config.snapshots.dir */
+  outDir?: string;
+  /** Tables to write (`--tables`), in any order; validated by {@link resolveSnapshotTables}. @default every mirror table */
+  tables?: readonly string[];
+  /** Rows read from SQLite per query; memory stays at about one batch plus one row group. @default 10000 */
+  batchSize?: number;
+}
+
+/** One table written by a snapshot run. */
+export interface SnapshotTableStats {
+  rows: number;
+  /** Size of the Parquet file. */
+  bytes: number;
+}
+
+/** Counts of one snapshot run, stored in `pipeline_runs.stats` and printed in the summary. */
+export interface SnapshotStats {
+  /** UTC date of the snapshot, `YYYY-MM-DD` (the `snapshot_date=` partition). */
+  snapshotDate: string;
+  /** The snapshots dir written to. */
+  dir: string;
+  /** Tables whose file is in place, by name. On a failure, only the tables written before it. */
+  tables: Record<string, SnapshotTableStats>;
+  /** `<dir>/_manifests/snapshot_date=YYYY-MM-DD.json`, or null when nothing was written. */
+  manifestPath: string | null;
+  /** Partitions (`table/snapshot_date=…`) removed by `snapshots.retainDates`. */
+  removedPartitions: string[];
+}
+
+const PIPELINE = 'snapshot';
+/** Rows between progress-bar updates: a bar redraw per row would cost more than the row. */
+const PROGRESS_EVERY_ROWS = 1_000;
+
+/**
+ * The tables a snapshot writes: every mirror table ({@link SNAPSHOT_TABLES}, contract order) when
+ * `names` is undefined or empty, otherwise `names` deduplicated, in contract order.
+ * Throws {@link UsageError} (exit 2) naming each unknown table and listing the valid names.
+ */
+export function resolveSnapshotTables(names?: readonly string[]): SnapshotTable[] {
+  if (names === undefined || names.length === 0) return [...SNAPSHOT_TABLES];
+  const valid = SNAPSHOT_TABLES as readonly string[];
+  const unknown = names.filter((name) => !valid.includes(name));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--tables: unknown table${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; ` +
+        `valid tables are ${SNAPSHOT_TABLES.join(', ')}`,
+    );
+  }
+  return SNAPSHOT_TABLES.filter((table) => names.includes(table));
+}
+
+/**
+ * `snapshot`: writes one Parquet file per mirror table at
+ * `<dir>/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet` (PRODUCT.md "Snapshots") with the
+ * manifest `<dir>/_manifests/snapshot_date=YYYY-MM-DD.json`, then applies `snapshots.retainDates`.
+ *
+ * - The snapshot date is the UTC date of `ctx.clock()`; a second snapshot on the same date
+ *   replaces the first file by file, atomically (readers see the old or the new file).
+ * - Rows are streamed from SQLite (one read transaction per table, so each file is a consistent
+ *   picture of its table); memory stays flat whatever the table size.
+ * - Needs no service client: `ctx` is a {@link MirrorRunContext}.
+ * - Records a `pipeline_runs` row; the `pipeline_runs` snapshot therefore contains this run,
+ *   still `running`.
+ * - Throws {@link UsageError} for an unknown table before anything is recorded; never throws
+ *   after that: a write failure or an abort is the run's status (`failed`, `interrupted`), and
+ *   the tables written before it stay written and listed in the manifest and in `stats.tables`.
+ */
+export async function snapshotPipeline(
+  ctx: MirrorRunContext,
+  options: SnapshotOptions = {},
+): Promise<RunResult<SnapshotStats>> {
+  const tables = resolveSnapshotTables(options.tables);
+  const dir = options.outDir ?? ctx.config.snapshots.dir;
+  const stats: SnapshotStats = {
+    snapshotDate: utcDate(ctx.clock()),
+    dir,
+    tables: {},
+    manifestPath: null,
+    removedPartitions: [],
+  };
+  return runPipeline(
+    ctx,
+    PIPELINE,
+    async ({ id, ctx: runCtx }) => {
+      const progress = new Map<SnapshotTable, ProgressTask>();
+      const inputs = tables.map((table) => {
+        const rowCount = tableRowCount(runCtx.mirror, table);
+        progress.set(table, runCtx.progress.task(table, rowCount, 'rows'));
+        return {
+          table,
+          columns: describeTable(runCtx.mirror, table),
+          rows: countRows(
+            iterateTableRows(runCtx.mirror, table, { batchSize: options.batchSize }),
+            progress.get(table)!,
+          ),
+          rowCount,
+        };
+      });
+      // snapshots.retainDates = 0 means "keep every date"; writeSnapshot wants undefined for that.
+      const retainDates = ctx.config.snapshots.retainDates > 0 ? ctx.config.snapshots.retainDates : undefined;
+      try {
+        const result = await writeSnapshot({
+          dir,
+          snapshotDate: stats.snapshotDate,
+          tables: inputs,
+          pipelineRunId: id,
+          retainDates,
+          clock: runCtx.clock,
+          logger: runCtx.logger,
+          signal: runCtx.signal,
+        });
+        for (const table of result.tables) {
+          stats.tables[table.table] = { rows: table.rows, bytes: table.bytes };
+          runCtx.logger.info('snapshot table written', {
+            table: table.table,
+            rows: table.rows,
+            bytes: table.bytes,
+          });
+        }
+        stats.manifestPath = result.manifestPath;
+        stats.removedPartitions = result.removed.map((r) => `${r.table}/snapshot_date=${r.snapshotDate}`);
+        return { status: 'done', stats, failures: [], creditsSpent: 0 };
+      } catch (error) {
+        // writeSnapshot keeps (and records in the manifest) the tables written before the failure;
+        // the summary should say which, so read them back before runPipeline records the error.
+        await recordWrittenTables(stats, id);
+        throw error;
+      } finally {
+        for (const task of progress.values()) task.done();
+      }
+    },
+    () => stats,
+  );
+}
+
+/** Passes rows through, advancing the table's progress bar every {@link PROGRESS_EVERY_ROWS} rows. */
+function* countRows(
+  rows: Iterable<Record<string, unknown>>,
+  task: ProgressTask,
+): Generator<Record<string, unknown>, void, undefined> {
+  let pending = 0;
+  for (const row of rows) {
+    yield row;
+    if (++pending === PROGRESS_EVERY_ROWS) {
+      task.increment(pending);
+      pending = 0;
+    }
+  }
+  task.increment(pending);
+}
+
+async function recordWrittenTables(stats: SnapshotStats, runId: number): Promise<void> {
+  try {
+    const manifest = await readSnapshotManifest(stats.dir, stats.snapshotDate);
+    for (const [table, entry] of Object.entries(manifest?.tables ?? {})) {
+      if (entry.pipeline_run_id === runId) stats.tables[table] = { rows: entry.rows, bytes: entry.bytes };
+    }
+  } catch {
+    // The write error is what matters; an unreadable manifest just leaves stats.tables empty.
+  }
+}

@@ -1,0 +1,276 @@
+import { describe, expect, it } from 'vitest';
+import { syncPipeline } from '../../../pipelines/sync.js';
+import { diffMirrorWithTruth, profileRequests, queryMirror } from '../../helpers/mirror-truth.js';
+import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { openTestContext } from '../../helpers/test-context.js';
+
+describe('sync against the simulator', () => {
+  it('mirrors a 5,000-domain catalogue row for row, then fetches nothing when nothing changed', async () => {
+    const sim = await startTestSimulator({ domains: 5000, seed: 7 });
+    const ctx = await openTestContext(sim);
+    const first = await syncPipeline(ctx);
+    expect(first.status).toBe('done');
+    expect(first.failures).toEqual([]);
+    expect(first.stats.mode).toBe('full');
+    expect(first.stats.listed).toBe(5000);
+    expect(first.stats.profilesFetched).toBe(5000);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+    const { n } = queryMirror<{ n: number }>(ctx.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!;
+    expect(n).toBe(5000);
+
+    sim.control.resetLogs();
+    const second = await syncPipeline(ctx);
+    expect(second.status).toBe('done');
+    expect(second.stats.mode).toBe('incremental');
+    expect(second.stats.profilesFetched).toBe(0);
+    expect(profileRequests(sim)).toEqual([]);
+    // The watermark keeps the listing short: only the overlap window is listed again.
+    expect(second.stats.listed).toBeLessThan(5000);
+  });
+
+  it('after mutations, an incremental run fetches only the changed profiles and equals the truth again', async () => {
+    const sim = await startTestSimulator({ domains: 1200, seed: 3 });
+    const ctx = await openTestContext(sim);
+    expect((await syncPipeline(ctx)).status).toBe('done');
+    // Move the simulator clock past the watermark's overlap, as a day between nightly runs would.
+    sim.control.advanceClock(24 * 3_600_000);
+
+    const all = sim.control.truth.listDomains();
+    const withLicence = all.find((d) => (sim.control.truth.profile(d)?.licenses.length ?? 0) > 0)!;
+    const withPayment = all.find(
+      (d) => d !== withLicence && (sim.control.truth.profile(d)?.payment_methods.length ?? 0) > 1,
+    )!;
+    const toReenrich = all.find((d) => d !== withLicence && d !== withPayment)!;
+    const licence = sim.control.truth.profile(withLicence)!.licenses[0]!;
+    const removedMethod = sim.control.truth.profile(withPayment)!.payment_methods[0]!.normalized_name;
+    sim.control.mutate.setLicenceStatus(withLicence, licence.license_number, 'suspended');
+    sim.control.mutate.removePaymentMethod(withPayment, removedMethod);
+    const added = sim.control.mutate.addDomain();
+    sim.control.mutate.reenrich(toReenrich);
+
+    sim.control.resetLogs();
+    const run = await syncPipeline(ctx);
+    expect(run.status).toBe('done');
+    expect(run.failures).toEqual([]);
+    expect(new Set(profileRequests(sim))).toEqual(new Set([withLicence, withPayment, added, toReenrich]));
+    expect(profileRequests(sim)).toHaveLength(4);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+    const removed = queryMirror<{ removed_at: string | null }>(
+      ctx.mirror.path,
+      'SELECT removed_at FROM payment_methods WHERE domain_normalized = ? AND normalized_name = ?',
+      withPayment,
+      removedMethod,
+    );
+    expect(removed).toHaveLength(1);
+    expect(removed[0]!.removed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const [lic] = queryMirror<{ status: string }>(
+      ctx.mirror.path,
+      'SELECT status FROM licenses WHERE domain_normalized = ? AND license_number = ?',
+      withLicence,
+      licence.license_number,
+    );
+    expect(lic!.status).toBe('suspended');
+  });
+
+  it('notices a domain that disappeared and one added with an old timestamp through the count check', async () => {
+    const sim = await startTestSimulator({ domains: 800, seed: 11 });
+    const ctx = await openTestContext(sim);
+    await syncPipeline(ctx);
+    sim.control.advanceClock(24 * 3_600_000);
+    const gone = sim.control.truth.listDomains()[10]!;
+    sim.control.mutate.removeDomain(gone);
+    const run = await syncPipeline(ctx);
+    expect(run.stats.fullListingReason).toBe('count_mismatch');
+    expect(run.stats.unlisted).toBe(1);
+    const [row] = queryMirror<{ unlisted_at: string | null }>(
+      ctx.mirror.path,
+      'SELECT unlisted_at FROM domains WHERE domain_normalized = ?',
+      gone,
+    );
+    expect(row!.unlisted_at).not.toBeNull();
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+  });
+
+  it('--no-profiles stores the listing only; the next run fetches the due profiles', async () => {
+    const sim = await startTestSimulator({ domains: 300, seed: 5 });
+    const ctx = await openTestContext(sim);
+    const listingOnly = await syncPipeline(ctx, { profiles: false });
+    expect(listingOnly.stats.profilesFetched).toBe(0);
+    expect(profileRequests(sim)).toEqual([]);
+    const { n } = queryMirror<{ n: number }>(
+      ctx.mirror.path,
+      'SELECT count(company_name) AS n FROM domains',
+    )[0]!;
+    expect(n).toBe(300);
+    const next = await syncPipeline(ctx);
+    expect(next.stats.due).toBe(300);
+    expect(next.stats.profilesFetched).toBe(300);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+  });
+
+  it('keeps unicode domains as unicode and tolerates the quirks the spec allows', async () => {
+    const sim = await startTestSimulator({ domains: 600, seed: 2, quirks: true });
+    const ctx = await openTestContext(sim);
+    const run = await syncPipeline(ctx);
+    expect(run.failures).toEqual([]);
+    expect(run.status).toBe('done');
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+    const unicode = queryMirror<{ domain_normalized: string }>(
+      ctx.mirror.path,
+      "SELECT domain_normalized FROM domains WHERE domain_normalized GLOB '*[^ -~]*'",
+    );
+    expect(unicode.length).toBeGreaterThan(0);
+    const stamps = queryMirror<{ last_enriched_at: string }>(
+      ctx.mirror.path,
+      'SELECT last_enriched_at FROM domains',
+    );
+    for (const { last_enriched_at } of stamps)
+      expect(last_enriched_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
+
+describe('sync filters', () => {
+  it('sends every canonical filter under its configured wire name', async () => {
+    const wire = {
+      jurisdiction: 'licence_jurisdiction',
+      payment_category: 'pay_cat',
+      game_provider: 'provider',
+      exclude_provider: 'not_provider',
+      exclude_payment_category: 'not_pay_cat',
+      has_affiliate_programs: 'affiliates',
+      geo: 'geo_hint',
+      enriched_after: 'fresh_after',
+      per_page: 'limit',
+      page: 'p',
+    } as const;
+    const sim = await startTestSimulator({ domains: 400, seed: 9, queryParamNames: wire });
+    const ctx = await openTestContext(sim, { config: { api: { queryParams: wire } } });
+    const filters = {
+      jurisdiction: 'mga',
+      payment_category: 'crypto',
+      game_provider: 'NetEnt',
+      exclude_provider: 'Playtech',
+      exclude_payment_category: 'bank_transfer',
+      has_affiliate_programs: true,
+      geo: 'DE',
+      enriched_after: '2020-01-01T00:00:00.000Z',
+    };
+    const run = await syncPipeline(ctx, { filters, profiles: false });
+    expect(run.status).toBe('done');
+    const listing = sim.control.requests().filter((r) => r.method === 'GET' && r.path.endsWith('/domains'));
+    expect(listing.length).toBeGreaterThan(0);
+    for (const request of listing) {
+      for (const [canonical, name] of Object.entries(wire)) {
+        expect(request.query, `${canonical} sent as ${name}`).toHaveProperty(name);
+        if (canonical !== name) expect(request.query).not.toHaveProperty(canonical);
+      }
+    }
+  });
+
+  it('a filtered sync mirrors exactly the matching domains', async () => {
+    const sim = await startTestSimulator({ domains: 1500, seed: 4 });
+    const ctx = await openTestContext(sim);
+    const filters = { jurisdiction: 'ukgc', payment_category: 'ewallet' };
+    const expected = sim.control.truth.listDomains(filters);
+    expect(expected.length).toBeGreaterThan(10);
+    expect(expected.length).toBeLessThan(1500);
+    const run = await syncPipeline(ctx, { filters });
+    expect(run.status).toBe('done');
+    const mirrored = queryMirror<{ d: string }>(
+      ctx.mirror.path,
+      'SELECT domain_normalized AS d FROM domains ORDER BY 1',
+    ).map((r) => r.d);
+    expect(mirrored).toEqual([...expected].sort());
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim, expected)).toEqual([]);
+  });
+});
+
+describe('sync under faults', () => {
+  it('with 15% 5xx and 3% resets on GETs still ends equal to the truth', async () => {
+    const sim = await startTestSimulator({ domains: 1000, seed: 12 });
+    const ctx = await openTestContext(sim, { config: { api: { maxRetries: 8 } } });
+    sim.control.setFaults([
+      { method: 'GET', kind: 'status', status: 503, probability: 0.15 },
+      { method: 'GET', kind: 'reset', probability: 0.03 },
+    ]);
+    const run = await syncPipeline(ctx);
+    const stats = sim.control.faultStats();
+    sim.control.clearFaults();
+    expect(stats.total).toBeGreaterThan(50);
+    expect(run.failures).toEqual([]);
+    expect(run.status).toBe('done');
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+  });
+
+  it('reports a malformed profile by domain while every other profile is mirrored', async () => {
+    const sim = await startTestSimulator({ domains: 200, seed: 13 });
+    const ctx = await openTestContext(sim, { config: { api: { maxRetries: 1 } } });
+    const bad = sim.control.truth.listDomains()[42]!;
+    sim.control.setFaults([
+      { method: 'GET', path: `/domains/${encodeURIComponent(bad)}`, kind: 'malformed' },
+    ]);
+    const run = await syncPipeline(ctx);
+    expect(run.status).toBe('done');
+    expect(run.failures).toHaveLength(1);
+    expect(run.failures[0]).toMatchObject({ item: bad, code: 'ERR_PROTOCOL' });
+    const others = sim.control.truth.listDomains().filter((d) => d !== bad);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim, others)).toEqual([]);
+    // The next run retries the failed profile and converges.
+    sim.control.clearFaults();
+    const next = await syncPipeline(ctx);
+    expect(next.failures).toEqual([]);
+    expect(next.stats.due).toBe(1);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+  });
+
+  it('a 401 in the middle stops the run as stopped_by_service and keeps what was written', async () => {
+    const sim = await startTestSimulator({ domains: 2500, seed: 14 });
+    const ctx = await openTestContext(sim, { config: { api: { concurrency: 2 } } });
+    sim.control.onListPage(async (page) => {
+      if (page === 3) sim.control.setFaults([{ kind: 'status', status: 401 }]);
+    });
+    const run = await syncPipeline(ctx);
+    sim.control.onListPage(null);
+    sim.control.clearFaults();
+    expect(run.status).toBe('stopped_by_service');
+    expect(run.error?.code).toBe('ERR_AUTH');
+    const { n } = queryMirror<{ n: number }>(ctx.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!;
+    expect(n).toBeGreaterThanOrEqual(1000);
+    expect(n).toBeLessThan(2500);
+    // Whatever profile was fetched before the 401 is in the mirror; the rest converges next time.
+    const fetched = queryMirror<{ d: string }>(
+      ctx.mirror.path,
+      'SELECT domain_normalized AS d FROM domains WHERE profile_synced_at IS NOT NULL',
+    ).map((r) => r.d);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim, fetched)).toEqual([]);
+    const next = await syncPipeline(ctx);
+    expect(next.status).toBe('done');
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+  });
+
+  it('domains inserted before the cursor while paging are in the mirror at the end of the same run', async () => {
+    const sim = await startTestSimulator({ domains: 2000, seed: 15 });
+    const ctx = await openTestContext(sim);
+    const inserted: string[] = [];
+    sim.control.onListPage((page) => {
+      if (page === 2 && inserted.length === 0) {
+        for (let i = 0; i < 3; i++) inserted.push(sim.control.mutate.addDomain({ position: 'start' }));
+      }
+    });
+    const run = await syncPipeline(ctx);
+    sim.control.onListPage(null);
+    expect(run.status).toBe('done');
+    expect(run.stats.driftDetected).toBe(true);
+    expect(run.stats.passes).toBeGreaterThanOrEqual(2);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+    for (const domain of inserted) {
+      expect(
+        queryMirror(ctx.mirror.path, 'SELECT 1 FROM domains WHERE domain_normalized = ?', domain),
+      ).toHaveLength(1);
+    }
+    // Re-listing fetched no profile twice.
+    const counts = new Map<string, number>();
+    for (const d of profileRequests(sim)) counts.set(d, (counts.get(d) ?? 0) + 1);
+    expect([...counts.values()].every((c) => c === 1)).toBe(true);
+  });
+});
