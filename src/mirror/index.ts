@@ -11,3 +11,4 @@ export * from './store/enrichment.js';
 export * from './store/exports.js';
 export * from './store/status.js';
 export * from './store/snapshot.js';
+export * from './store/locks.js';
