@@ -17,6 +17,11 @@ export interface PipelineConfig {
   schedule: string | null;
   /** IANA time zone of the cron expression. @default the machine's */
   timezone: string | null;
+  /**
+   * What `schedule` does at start when a scheduled time passed while it was not running:
+   * `none` waits for the next time; `once` runs the pipeline once right away. @default 'none'
+   */
+  catchUp: 'none' | 'once';
 }
 
 /** Service connection settings. Never holds the API key (STYLE.md §4.4). */
@@ -62,7 +67,14 @@ export interface Config {
     /** Longest wait between two polls of a run (runs take 30–120 s). @default 30000 */
     maxPollIntervalMs: number;
   }>;
-  log: Readonly<{ level: LogLevel }>;
+  /** `file`: JSON log lines go to this file (appended) instead of stderr. @default null */
+  log: Readonly<{ level: LogLevel; file: string | null }>;
+  /**
+   * The mirror lock (docs/operations.md): `leaseMs` is how long a holder that stopped renewing
+   * keeps it (@default 60s; renewed every quarter of it); `waitMs` is how long a writing command
+   * waits for a lock held by another process before it fails with ERR_LOCKED (@default 0).
+   */
+  lock: Readonly<{ leaseMs: number; waitMs: number }>;
   pipelines: Readonly<Record<string, Readonly<PipelineConfig>>>;
   /** The config file that was read, or null when only defaults/env/flags were used. */
   sourcePath: string | null;

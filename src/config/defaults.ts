@@ -44,8 +44,19 @@ export const DEFAULTS = {
     failureBackoff: '24h',
     maxPollIntervalMs: 30_000,
   },
-  log: { level: 'info' },
+  log: { level: 'info', file: null as string | null },
+  lock: { lease: '60s', wait: '0s' },
   pipelines: {
-    nightly: { steps: ['sync', 'snapshot'], schedule: '0 2 * * *' },
-  } as Record<string, { steps: unknown[]; schedule?: string | null; timezone?: string }>,
+    nightly: { steps: ['sync', 'snapshot'], schedule: '0 2 * * *', catchUp: 'once' },
+    // An example with a budget: not scheduled (schedule null) so it never spends credits unless
+    // run by hand (`run weekly-reenrich`) or given a schedule in the config file.
+    'weekly-reenrich': {
+      steps: [{ type: 'enrich', options: { budget: 500, staleAfter: '30d' } }, 'snapshot'],
+      schedule: null,
+      catchUp: 'none',
+    },
+  } as Record<
+    string,
+    { steps: unknown[]; schedule?: string | null; timezone?: string; catchUp?: 'none' | 'once' }
+  >,
 };

@@ -104,6 +104,14 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const exportPollDeadlineMs = durationOrError('exports.pollDeadline', exportsInput.pollDeadline, errors);
   const exportRetentionMs = durationOrError('exports.retention', exportsInput.retention, errors);
   const failureBackoffMs = durationOrError('enrich.failureBackoff', enrich.failureBackoff, errors);
+  const lockInput = { ...DEFAULTS.lock, ...stripUndefined(fileConfig.lock ?? {}) };
+  const lockLeaseMs = durationOrError('lock.lease', lockInput.lease, errors);
+  const lockWaitMs = durationOrError('lock.wait', lockInput.wait, errors);
+  // A lease shorter than a second would be renewed more often than SQLite can usefully commit.
+  if (parseDuration(lockInput.lease) !== null && lockLeaseMs < 1000) {
+    errors.push(`lock.lease: must be at least 1s, got "${lockInput.lease}"`);
+  }
+  const logFile = fileConfig.log?.file ?? DEFAULTS.log.file;
 
   const levelInput = options.logLevel ?? fileConfig.log?.level;
   const levelSource = options.logLevel !== undefined ? '--log-level' : 'log.level';
@@ -133,6 +141,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
       ),
       schedule,
       timezone: pipeline.timezone ?? null,
+      catchUp: pipeline.catchUp ?? 'none',
     };
   }
 
@@ -161,7 +170,8 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
       failureBackoffMs,
       maxPollIntervalMs: enrich.maxPollIntervalMs,
     },
-    log: { level: level.level },
+    log: { level: level.level, file: logFile === null ? null : absolute(cwd, logFile) },
+    lock: { leaseMs: lockLeaseMs, waitMs: lockWaitMs },
     pipelines,
     sourcePath,
   };

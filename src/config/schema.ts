@@ -5,6 +5,9 @@ const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 const duration = z.string().min(1);
 
+/** What `schedule` does at start for a run missed while it was down (docs/operations.md). */
+export const CATCH_UP_POLICIES = ['none', 'once'] as const;
+
 /** The steps a named pipeline can run (PRODUCT.md "pipelines.NAME.steps"). */
 export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot'] as const;
 
@@ -60,7 +63,10 @@ export const configFileSchema = z.strictObject({
       maxPollIntervalMs: positiveInt.optional(),
     })
     .optional(),
-  log: z.strictObject({ level: z.string().optional() }).optional(),
+  log: z
+    .strictObject({ level: z.string().optional(), file: z.string().min(1).nullable().optional() })
+    .optional(),
+  lock: z.strictObject({ lease: duration.optional(), wait: duration.optional() }).optional(),
   pipelines: z
     .record(
       z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'pipeline names use letters, digits, - and _'),
@@ -68,6 +74,7 @@ export const configFileSchema = z.strictObject({
         steps: z.array(z.union([z.enum(STEP_TYPES), stepObject])).min(1),
         schedule: z.string().nullable().optional(),
         timezone: z.string().optional(),
+        catchUp: z.enum(CATCH_UP_POLICIES).optional(),
       }),
     )
     .optional(),
