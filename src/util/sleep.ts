@@ -2,7 +2,9 @@ import { AbortedError } from './domain-sync-error.js';
 
 /**
  * Resolves after `ms` milliseconds; rejects with {@link AbortedError} as soon as `signal` aborts.
- * The timer is unref'd so a pending sleep never keeps the process alive on its own.
+ * The timer keeps the process alive: a retry back-off or a poll interval is pending work, and an
+ * unref'd timer let Node exit mid-run (exit 13, unsettled top-level await) when it was the only
+ * thing left on the event loop.
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(new AbortedError(undefined, { cause: signal.reason }));
@@ -18,7 +20,6 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       },
       Math.max(0, ms),
     );
-    timer.unref?.();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
