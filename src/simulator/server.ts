@@ -67,7 +67,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
 
     const rawPath = pathname.slice(BASE_PATH.length) || '/';
-    const auth = authOf(req, keys);
+    const auth = authOf(req, keys, service.options.acceptAnyClientKey === true);
     const entry: RequestEntry = {
       at: new Date(service.now()).toISOString(),
       method,
@@ -171,16 +171,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
  * Which header carries the key and whether it is accepted. api-spec.md "Authentication" point 2:
  * when both headers are present X-API-Key wins, even when it is the invalid one.
  */
-function authOf(req: IncomingMessage, keys: Set<string>): { kind: RequestEntry['auth']; valid: boolean } {
+function authOf(
+  req: IncomingMessage,
+  keys: Set<string>,
+  anyClientKey: boolean,
+): { kind: RequestEntry['auth']; valid: boolean } {
+  const accepted = (key: string): boolean => keys.has(key) || (anyClientKey && /^client_[^\s]+$/.test(key));
   const headerKey = req.headers['x-api-key'];
   if (headerKey !== undefined) {
     const value = Array.isArray(headerKey) ? headerKey[0] : headerKey;
-    return { kind: 'x-api-key', valid: value !== undefined && keys.has(value.trim()) };
+    return { kind: 'x-api-key', valid: value !== undefined && accepted(value.trim()) };
   }
   const authorization = req.headers.authorization;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-    return { kind: 'bearer', valid: match !== null && keys.has((match[1] as string).trim()) };
+    return { kind: 'bearer', valid: match !== null && accepted((match[1] as string).trim()) };
   }
   return { kind: 'none', valid: false };
 }

@@ -63,6 +63,7 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
     timeScale: options.timeScale ?? 1,
     credits: options.credits === undefined ? 100_000 : options.credits,
     apiKeys: options.apiKeys && options.apiKeys.length > 0 ? [...options.apiKeys] : ['client_simulator_key'],
+    acceptAnyClientKey: options.acceptAnyClientKey ?? false,
     quirks: options.quirks ?? false,
     cacheWindowMs: options.cacheWindowMs ?? 86_400_000,
     runFailureRate: options.runFailureRate ?? 0.05,

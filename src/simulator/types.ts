@@ -61,6 +61,13 @@ export interface SimulatorOptions {
    */
   apiKeys?: string[];
   /**
+   * Also accept any key that starts with `client_` (api-spec.md "Authentication" 1), so a user
+   * can point the CLI at a local simulator with whatever key they have set. `domain-sync
+   * simulate` turns this on unless `--api-key` is given; a wrong prefix is still a 401.
+   * @default false
+   */
+  acceptAnyClientKey?: boolean;
+  /**
    * Exercise the freedoms the spec allows without showing them: unseen enum values, extra fields,
    * other timestamp spellings, nulls, Unicode domains, empty sections.
    * @default false

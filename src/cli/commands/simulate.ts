@@ -18,15 +18,16 @@ interface SimulateOptions {
 const DEFAULT_SIMULATOR_KEY = 'client_simulator_key';
 
 /**
- * `domain-sync simulate`: serves the bundled simulator until SIGINT/SIGTERM. Needs no config
- * and no API key; the accepted key is `--api-key`, else `DOMAIN_SYNC_API_KEY`, else a fixed
- * demo key that is printed (it is not a secret: it only opens the local simulator).
+ * `domain-sync simulate`: serves the bundled simulator until SIGINT/SIGTERM. Needs no API key.
+ * With `--api-key K` only K is accepted; without it, any key starting with `client_` is (the
+ * simulator holds no secrets, and this lets users keep their usual environment).
  */
 export async function simulateCommand(ctx: CommandContext, options: SimulateOptions): Promise<CommandResult> {
   const credits = parseCredits(options.credits);
-  const envKey = ctx.io.env.DOMAIN_SYNC_API_KEY;
-  const apiKey = options.apiKey ?? (envKey && envKey.length > 0 ? envKey : DEFAULT_SIMULATOR_KEY);
-  const keyIsDemoKey = apiKey === DEFAULT_SIMULATOR_KEY;
+  // Without --api-key the simulator accepts any client_… key, so `DOMAIN_SYNC_API_KEY=client_x
+  // domain-sync account --base-url …` works against it out of the box.
+  const apiKey = options.apiKey ?? DEFAULT_SIMULATOR_KEY;
+  const openMode = options.apiKey === undefined;
   const logger = createPinoLogger({ level: ctx.config.log.level, base: { command: 'simulate' } });
   const sim = await startSimulator({
     port: options.port,
@@ -36,6 +37,7 @@ export async function simulateCommand(ctx: CommandContext, options: SimulateOpti
     timeScale: options.timeScale,
     credits,
     apiKeys: [apiKey],
+    acceptAnyClientKey: openMode,
     quirks: options.quirks === true,
     logger,
   });
@@ -44,9 +46,9 @@ export async function simulateCommand(ctx: CommandContext, options: SimulateOpti
     `  base URL   ${sim.baseUrl}`,
     `  catalogue  ${options.domains} domains, seed ${options.seed}, time scale ${options.timeScale}`,
     `  credits    ${credits === null ? 'unlimited' : credits}`,
-    keyIsDemoKey
-      ? `  API key    ${DEFAULT_SIMULATOR_KEY} (demo key; export DOMAIN_SYNC_API_KEY=${DEFAULT_SIMULATOR_KEY})`
-      : '  API key    the value of --api-key / DOMAIN_SYNC_API_KEY',
+    openMode
+      ? `  API key    any key starting with client_ (e.g. export DOMAIN_SYNC_API_KEY=${DEFAULT_SIMULATOR_KEY})`
+      : '  API key    only the value given with --api-key',
     `  control    ${sim.origin}/_sim/state (see docs/simulator.md)`,
     'press Ctrl-C to stop',
   ];
