@@ -1,7 +1,136 @@
-import { DomainSyncError } from '../../util/domain-sync-error.js';
+import {
+  enrichPipeline,
+  planEnrichment,
+  readPlanInput,
+  type EnrichOptions,
+  type EnrichStats,
+} from '../../../pipelines/enrich.js';
+import { openMirror } from '../../mirror/database.js';
+import type { RunResult } from '../../runtime/run-result.js';
+import { parseDuration } from '../../util/duration.js';
+import { UsageError } from '../../util/domain-sync-error.js';
 import type { CommandContext, CommandResult } from '../context.js';
+import { exitCodeForOutcome } from '../exit-codes.js';
+import { parseFilterFlags } from '../filters.js';
+import { openServices } from '../services.js';
 
-// Placeholder until the enrich pipeline lands; it must not survive into a release.
-export async function enrichCommand(_ctx: CommandContext): Promise<CommandResult> {
-  throw new DomainSyncError('ERR_NOT_IMPLEMENTED', 'enrich is not implemented yet');
+interface EnrichFlags {
+  budget?: number;
+  staleAfter?: string;
+  domain?: string[];
+  filter?: string[];
+  concurrency?: number;
+  strategy?: string;
+  wait?: string;
+  dryRun?: boolean;
+}
+
+function durationFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === null)
+    throw new UsageError(`${flag} "${value}": expected a duration such as 90s, 15m, 12h or 30d`);
+  return ms;
+}
+
+/**
+ * `domain-sync enrich`: see {@link enrichPipeline}. `--dry-run` reads only the mirror (no API key
+ * needed) and prints the plan: how many domains, the worst-case credits (10 each) and the budget.
+ */
+export async function enrichCommand(ctx: CommandContext, flags: EnrichFlags): Promise<CommandResult> {
+  const filters = parseFilterFlags(flags.filter, { forbid: ['page', 'per_page'] });
+  const staleAfterMs = durationFlag('--stale-after', flags.staleAfter);
+  const waitMs = durationFlag('--wait', flags.wait);
+  if (flags.strategy !== undefined && flags.strategy.trim() === '')
+    throw new UsageError('--strategy: empty value');
+  const domains = (flags.domain ?? []).map((d) => d.trim()).filter((d) => d !== '');
+  const options: EnrichOptions = {
+    filters,
+    domains,
+    // `--domain` alone enriches just those domains; add --stale-after or --filter to also
+    // take stale ones.
+    requestedOnly: domains.length > 0 && flags.staleAfter === undefined && Object.keys(filters).length === 0,
+    ...(flags.budget === undefined ? {} : { budget: flags.budget }),
+    ...(staleAfterMs === undefined ? {} : { staleAfterMs }),
+    ...(waitMs === undefined ? {} : { waitMs }),
+    ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+    ...(flags.strategy === undefined ? {} : { strategy: flags.strategy }),
+  };
+
+  if (flags.dryRun === true) return dryRun(ctx, options);
+
+  const services = await openServices(ctx, true);
+  try {
+    const result = await enrichPipeline(services, options);
+    services.progress.stop();
+    return {
+      exitCode: exitCodeForOutcome(result.status, result.failures.length),
+      summary: { ...result, mirror: services.mirror.path },
+      human: humanSummary(result, services.mirror.path),
+    };
+  } finally {
+    await services.close();
+  }
+}
+
+async function dryRun(ctx: CommandContext, options: EnrichOptions): Promise<CommandResult> {
+  const config = ctx.config;
+  const mirror = await openMirror(config.database.path, { logger: ctx.logger });
+  try {
+    const plan = planEnrichment(
+      readPlanInput(mirror, config, options, Date.now(), { requestedOnly: options.requestedOnly ?? false }),
+    );
+    const wouldStart = Math.min(plan.entries.length, plan.affordableRuns);
+    const summary = {
+      dryRun: true,
+      planned: plan.entries.length,
+      worstCaseCredits: plan.worstCaseCredits,
+      budget: plan.budget,
+      affordableRuns: plan.affordableRuns,
+      wouldEnrichAtLeast: wouldStart,
+      skippedInFlight: plan.skipped.filter((s) => s.reason === 'in_flight').length,
+      skippedBackoff: plan.skipped.filter((s) => s.reason === 'failure_backoff').length,
+      domains: plan.entries.slice(0, 1000).map((e) => e.domain),
+      mirror: mirror.path,
+    };
+    const human = [
+      `enrich dry run: ${plan.entries.length} domains would be enriched, worst case ${plan.worstCaseCredits} credits (10 each), budget ${plan.budget}`,
+      `  the budget pays for ${plan.affordableRuns} runs; cached answers cost 0, so at least ${wouldStart} domains would be tried`,
+      ...(summary.skippedInFlight
+        ? [`  ${summary.skippedInFlight} domains held back: a run or an unresolved request is in flight`]
+        : []),
+      ...(summary.skippedBackoff
+        ? [`  ${summary.skippedBackoff} domains held back: their last run failed recently`]
+        : []),
+      ...plan.entries
+        .slice(0, 10)
+        .map((e) => `  ${e.domain} (${e.reason}, last enriched ${e.lastEnrichedAt ?? 'never'})`),
+      ...(plan.entries.length > 10 ? [`  … and ${plan.entries.length - 10} more`] : []),
+      '  nothing was spent',
+    ];
+    return { exitCode: 0, summary, human };
+  } finally {
+    await mirror.close();
+  }
+}
+
+function humanSummary(result: RunResult<EnrichStats>, mirrorPath: string): string[] {
+  const s = result.stats;
+  const lines = [
+    `enrich ${result.status} (run ${result.runId}): ${s.creditsSpent} of ${s.budget} credits spent`,
+    `  ${s.started} runs started, ${s.cached} served from cache (0 credits), ${s.resumed} resumed from earlier runs`,
+    `  ${s.completed} completed (${s.profilesUpdated} profiles updated), ${s.failedRuns} failed, ${s.leftPending} still pending (resumed by the next enrich)`,
+  ];
+  if (s.unknown) lines.push(`  ${s.unknown} requests with an unknown outcome were not retried`);
+  if (s.notTried)
+    lines.push(`  ${s.notTried} planned domains left for a later run (${s.stopReason ?? 'stopped'})`);
+  if (s.skippedInFlight || s.skippedBackoff) {
+    lines.push(`  held back: ${s.skippedInFlight} in flight, ${s.skippedBackoff} failed recently`);
+  }
+  if (s.reconciliation) lines.push(`  ${s.reconciliation.message}`);
+  for (const f of result.failures.slice(0, 20)) lines.push(`  failed: ${f.item}: ${f.code}: ${f.message}`);
+  if (result.failures.length > 20) lines.push(`  … and ${result.failures.length - 20} more failures`);
+  if (result.error) lines.push(`  stopped: ${result.error.code}: ${result.error.message}`);
+  lines.push(`  mirror: ${mirrorPath}`);
+  return lines;
 }
