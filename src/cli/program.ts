@@ -108,7 +108,11 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
         nonNegativeInt('--max-credits'),
       )
       .option('--no-load', 'download only; do not load the file into the mirror')
-      .option('--recreate-expired', "when the unfinished export's file has expired, pay for a new one"),
+      .option('--recreate-expired', "when the unfinished export's file has expired, pay for a new one")
+      .option(
+        '--forget-unknown',
+        'create a new export although an earlier POST with the same parameters may have been billed',
+      ),
     async () => (await import('./commands/export.js')).exportCommand as Action,
   );
   register(

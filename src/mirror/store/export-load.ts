@@ -1,0 +1,212 @@
+import { cachedStatement, inTransaction } from '../database.js';
+import type { Mirror } from '../database.js';
+import type { DomainProfileInput, DomainSummaryInput } from '../inputs.js';
+import { upsertDomainSummaries, upsertProfiles } from './domains.js';
+import type { UpsertProfilesResult } from './domains.js';
+import type { ExportRecord } from './exports.js';
+import {
+  booleanColumn,
+  integerColumn,
+  keyColumn,
+  MirrorInputError,
+  requiredTimestamp,
+  textColumn,
+  timestampColumn,
+} from './values.js';
+
+/*
+ * What the export pipeline needs from the mirror beyond store/exports.ts: loading the rows of an
+ * export file (one transaction per batch), checking a row without writing it (so a whole file is
+ * validated before the first batch is written), the per-row price learned from past exports, the
+ * download/load status of an export, and the retention of old files.
+ */
+
+/** One row of an export file, mapped to the shapes the stores accept. */
+export interface ExportRowInput {
+  /** The profile part (operator, brand, sections, unknown columns kept as extra keys). */
+  profile: DomainProfileInput;
+  /**
+   * `company_name` when the file has it (it is listing data, so it goes through the summary
+   * upsert); `undefined` when the file has no such column, so the stored one is kept.
+   */
+  companyName?: string | null | undefined;
+}
+
+/** Counts returned by {@link loadExportRows}. */
+export interface LoadExportRowsResult {
+  rows: number;
+  profiles: UpsertProfilesResult;
+}
+
+/**
+ * Upserts one batch of export rows in ONE transaction: the listing columns (`company_name`,
+ * listing `last_enriched_at`) of rows that carry `company_name`, then the profiles (see
+ * `upsertProfiles` for history and idempotence). A bad value throws `ERR_MIRROR_INPUT` and the
+ * whole batch rolls back. Idempotent: loading the same file twice rewrites nothing.
+ */
+export function loadExportRows(
+  mirror: Mirror,
+  rows: readonly ExportRowInput[],
+  options: { syncedAt: string },
+): LoadExportRowsResult {
+  const summaries: DomainSummaryInput[] = [];
+  const profiles: DomainProfileInput[] = [];
+  for (const row of rows) {
+    profiles.push(row.profile);
+    if (row.companyName !== undefined) {
+      summaries.push({
+        domain_normalized: row.profile.domain_normalized,
+        company_name: row.companyName,
+        last_enriched_at: row.profile.last_enriched_at ?? null,
+      });
+    }
+  }
+  return inTransaction(mirror, () => {
+    // Summaries first: the domains row must exist before the profile's licences refer to it,
+    // and upsertProfiles never touches company_name.
+    if (summaries.length > 0) upsertDomainSummaries(mirror, summaries, { listedAt: options.syncedAt });
+    return { rows: rows.length, profiles: upsertProfiles(mirror, profiles, options) };
+  });
+}
+
+/**
+ * Checks that a row would be accepted by {@link loadExportRows}, without writing anything:
+ * the same conversions `upsertProfiles` applies. Throws `ERR_MIRROR_INPUT` naming `where` and
+ * the field. Used to validate a whole file before its first batch is written.
+ */
+export function checkExportRow(row: ExportRowInput, where: string): void {
+  const p = row.profile;
+  keyColumn(p.domain_normalized, `${where}.domain_normalized`);
+  textColumn(row.companyName, `${where}.company_name`);
+  textColumn(p.domain, `${where}.domain`);
+  textColumn(p.status, `${where}.status`);
+  timestampColumn(p.last_enriched_at, `${where}.last_enriched_at`);
+  const operator = objectOrEmpty(p.operator, `${where}.operator`);
+  textColumn(operator.name, `${where}.operator.name`);
+  textColumn(operator.legal_entity_name, `${where}.operator.legal_entity_name`);
+  textColumn(operator.country_of_incorporation, `${where}.operator.country_of_incorporation`);
+  const brand = objectOrEmpty(p.brand, `${where}.brand`);
+  textColumn(brand.name, `${where}.brand.name`);
+  textColumn(brand.slug, `${where}.brand.slug`);
+  const meta = objectOrEmpty(p.meta, `${where}.meta`);
+  integerColumn(meta.freshness_age_seconds, `${where}.meta.freshness_age_seconds`);
+  booleanColumn(meta.served_from_cache, `${where}.meta.served_from_cache`);
+  booleanColumn(meta.billable, `${where}.meta.billable`);
+  timestampColumn(meta.observed_at, `${where}.meta.observed_at`);
+  if (p.licenses !== undefined && p.licenses !== null) {
+    if (!Array.isArray(p.licenses)) throw new MirrorInputError(`${where}.licenses`, 'expected an array');
+    p.licenses.forEach((l: unknown, i) => {
+      const at = `${where}.licenses[${i}]`;
+      const licence = objectOrEmpty(l, at);
+      keyColumn(licence.jurisdiction, `${at}.jurisdiction`);
+      keyColumn(licence.license_number, `${at}.license_number`);
+      textColumn(licence.status, `${at}.status`);
+      textColumn(licence.source_url, `${at}.source_url`);
+      timestampColumn(licence.first_seen_at, `${at}.first_seen_at`);
+      timestampColumn(licence.last_confirmed_at, `${at}.last_confirmed_at`);
+    });
+  }
+  if (p.payment_methods !== undefined && p.payment_methods !== null) {
+    if (!Array.isArray(p.payment_methods))
+      throw new MirrorInputError(`${where}.payment_methods`, 'expected an array');
+    p.payment_methods.forEach((m: unknown, i) => {
+      const at = `${where}.payment_methods[${i}]`;
+      const method = objectOrEmpty(m, at);
+      keyColumn(method.normalized_name, `${at}.normalized_name`);
+      textColumn(method.category, `${at}.category`);
+      textColumn(method.confidence, `${at}.confidence`);
+      timestampColumn(method.first_seen_at, `${at}.first_seen_at`);
+      timestampColumn(method.last_confirmed_at, `${at}.last_confirmed_at`);
+    });
+  }
+}
+
+function objectOrEmpty(value: unknown, field: string): Record<string, unknown> {
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new MirrorInputError(field, 'expected an object');
+  return value as Record<string, unknown>;
+}
+
+/** The per-row export price learned from past exports, see {@link learnedExportCreditsPerRow}. */
+export interface LearnedExportPrice {
+  /** `sum(credits_used) / sum(total_rows)` over completed exports with rows. */
+  creditsPerRow: number;
+  /** How many exports it was learned from. */
+  exports: number;
+}
+
+/**
+ * The price of one exported row learned from the exports recorded so far (api-spec.md "POST
+ * /exports": the cost formula is "not shown", only that it varies with the result count), or
+ * `undefined` when no completed export with rows and a known cost is recorded.
+ */
+export function learnedExportCreditsPerRow(mirror: Mirror): LearnedExportPrice | undefined {
+  const row = cachedStatement(
+    mirror,
+    `SELECT count(*) AS n, coalesce(sum(credits_used), 0) AS credits, coalesce(sum(total_rows), 0) AS rows
+       FROM exports WHERE status = 'completed' AND total_rows > 0 AND credits_used IS NOT NULL`,
+  ).get() as { n: number; credits: number; rows: number };
+  if (row.n === 0 || row.rows === 0) return undefined;
+  return { creditsPerRow: row.credits / row.rows, exports: row.n };
+}
+
+/**
+ * Sets an export's `download_status` (ours: `pending`, `downloading`, `downloaded`, `loading`,
+ * `load_failed`, `expired`, `failed`, `file_removed`) and `error` (null clears it). Throws
+ * `ERR_MIRROR_INPUT` for an unknown id.
+ */
+export function setExportDownloadStatus(
+  mirror: Mirror,
+  id: number,
+  options: { downloadStatus: string; error?: string | null; at: string },
+): void {
+  const at = requiredTimestamp(options.at, 'at');
+  const { changes } = cachedStatement(
+    mirror,
+    'UPDATE exports SET download_status = ?, error = ?, mirror_updated_at = ? WHERE id = ?',
+  ).run(keyColumn(options.downloadStatus, 'downloadStatus'), options.error ?? null, at, id);
+  if (changes === 0) throw new MirrorInputError('id', `export ${id} is not in the mirror`);
+}
+
+/** An export whose file may be deleted, see {@link exportFilesToRemove}. */
+export interface ExportFileToRemove {
+  id: number;
+  file_path: string;
+  expires_at: string;
+}
+
+/**
+ * Exports whose file is on record, was loaded into the mirror, and whose `expires_at` is before
+ * `expiredBefore` (now minus the retention): their files can go. Files never loaded (`--no-load`,
+ * a failed load) are never listed.
+ */
+export function exportFilesToRemove(
+  mirror: Mirror,
+  options: { expiredBefore: string },
+): ExportFileToRemove[] {
+  return cachedStatement(
+    mirror,
+    `SELECT id, file_path, expires_at FROM exports
+      WHERE file_path IS NOT NULL AND loaded_at IS NOT NULL AND expires_at IS NOT NULL AND expires_at < ?
+        AND coalesce(download_status, '') <> 'file_removed'
+      ORDER BY id`,
+  ).all(requiredTimestamp(options.expiredBefore, 'expiredBefore')) as ExportFileToRemove[];
+}
+
+/** Records that an export's file was deleted by the retention (the row and its history stay). */
+export function markExportFileRemoved(mirror: Mirror, id: number, options: { at: string }): void {
+  setExportDownloadStatus(mirror, id, { downloadStatus: 'file_removed', error: null, at: options.at });
+}
+
+/**
+ * The most recently requested export with these parameters, finished or not, or `undefined`.
+ * The pipeline uses it to see that the last attempt expired before its file was fetched.
+ */
+export function latestExportWithParams(mirror: Mirror, paramsHash: string): ExportRecord | undefined {
+  return cachedStatement(
+    mirror,
+    `SELECT * FROM exports WHERE params_hash = ?
+      ORDER BY coalesce(requested_at, mirror_updated_at) DESC, id DESC LIMIT 1`,
+  ).get(paramsHash) as ExportRecord | undefined;
+}
