@@ -1,0 +1,241 @@
+/**
+ * `npm run bench [-- NAME...]`: runs the benchmarks (all by default: client, sync, export,
+ * enrich, snapshot), writes each result to bench/results/<name>.json and rewrites
+ * docs/benchmarks.md from every result present. Every figure is a ratio against a baseline
+ * measured in the same run, because these machines are shared and noisy.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const resultsDir = join(root, 'bench', 'results');
+const docPath = join(root, 'docs', 'benchmarks.md');
+
+/** One line of the report: a figure, its same-run baseline, the ratio and the target. */
+export interface BenchFigure {
+  bench: string;
+  figure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  met: boolean | null;
+}
+
+interface BenchModule {
+  run: () => Promise<unknown>;
+  figures: (result: any) => BenchFigure[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const fmt = (n: unknown, digits = 2): string =>
+  typeof n === 'number' ? String(Math.round(n * 10 ** digits) / 10 ** digits) : String(n);
+
+const BENCHES: Record<string, () => Promise<BenchModule>> = {
+  client: async () => {
+    const { runClientBench } = await import('./client.js');
+    return {
+      run: () => runClientBench(),
+      figures: (r) =>
+        (
+          r.rows as Array<{
+            concurrency: number;
+            clientRps: number;
+            bareRps: number;
+            ratio: number;
+            target: number;
+          }>
+        ).map((row) => ({
+          bench: 'client',
+          figure: `profile GETs/s through our client, concurrency ${row.concurrency}`,
+          value: `${fmt(row.clientRps, 0)}/s`,
+          baseline: `bare undici.request loop ${fmt(row.bareRps, 0)}/s`,
+          ratio: fmt(row.ratio),
+          target: `≥ ${row.target}`,
+          met: row.ratio >= row.target,
+        })),
+    };
+  },
+  sync: async () => {
+    const { runSyncBench } = await import('./sync.js');
+    return {
+      run: () => runSyncBench(),
+      figures: (r) => [
+        {
+          bench: 'sync',
+          figure: `full sync of ${r.domains} domains, profiles/s (concurrency ${r.concurrency})`,
+          value: `${r.full.profilesPerSecond}/s`,
+          baseline: `bare client loop ${r.bareLoop.profilesPerSecond}/s`,
+          ratio: fmt(r.ratio),
+          target: '≥ 0.8',
+          met: r.meetsTargets.ratio,
+        },
+        {
+          bench: 'sync',
+          figure: `incremental run after ${r.incremental.changed} of ${r.domains} domains changed: profile requests`,
+          value: String(r.incremental.profileRequests),
+          baseline: `${r.incremental.changed} changed (+ ${r.incremental.listingPages} listing pages)`,
+          ratio: fmt(r.incremental.requestRatio),
+          target: '≤ 1.05',
+          met: r.meetsTargets.requestRatio,
+        },
+        {
+          bench: 'sync',
+          figure: 'peak RSS of the full sync',
+          value: `${r.full.peakRssMb} MB`,
+          baseline: `bare client loop ${r.bareLoop.peakRssMb} MB`,
+          ratio: fmt(r.full.peakRssMb / r.bareLoop.peakRssMb),
+          target: '< 300 MB',
+          met: r.meetsTargets.peakRss,
+        },
+      ],
+    };
+  },
+  snapshot: async () => {
+    const { runSnapshotBench } = await import('./snapshot.js');
+    return {
+      run: () => runSnapshotBench(),
+      figures: (r) => {
+        const ours = (
+          r.writers as Array<{ writer: string; wallSeconds: number; peakRssMb: number; fileMb: number }>
+        ).find((w) => w.writer === 'ours');
+        const duck = (
+          r.writers as Array<{ writer: string; wallSeconds: number; peakRssMb: number; fileMb: number }>
+        ).find((w) => w.writer === 'duckdb');
+        const lite = (r.writers as Array<{ writer: string; wallSeconds: number }>).find(
+          (w) => w.writer === 'parquetjs-lite',
+        );
+        return [
+          {
+            bench: 'snapshot',
+            figure: `${r.rows} licence rows to Parquet, wall time`,
+            value: `${fmt(ours?.wallSeconds, 1)} s`,
+            baseline: `DuckDB ${fmt(duck?.wallSeconds, 1)} s${lite ? `; parquetjs-lite ${fmt(lite.wallSeconds, 1)} s` : ''}`,
+            ratio: fmt(r.wallRatioOursToDuckdb),
+            target: '≤ 3 × DuckDB',
+            met: r.meetsTargets.wallRatio,
+          },
+          {
+            bench: 'snapshot',
+            figure: 'peak RSS of our writer',
+            value: `${fmt(ours?.peakRssMb, 0)} MB`,
+            baseline: `DuckDB ${fmt(duck?.peakRssMb, 0)} MB`,
+            ratio: fmt((ours?.peakRssMb ?? 0) / (duck?.peakRssMb ?? 1)),
+            target: '< 512 MB',
+            met: r.meetsTargets.peakRss,
+          },
+        ];
+      },
+    };
+  },
+};
+
+async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
+  if (!existsSync(join(import.meta.dirname, `${file}.js`))) return undefined;
+  const mod = (await import(`./${file}.js`)) as Record<string, unknown>;
+  const run = mod[fn] as (() => Promise<unknown>) | undefined;
+  const figures = mod.benchFigures as BenchModule['figures'] | undefined;
+  if (!run || !figures) return undefined;
+  return { run: () => run(), figures: (r) => figures(r).map((f) => ({ ...f, bench: name })) };
+}
+
+async function main(): Promise<void> {
+  const requested = process.argv.slice(2);
+  const all = ['client', 'sync', 'export', 'enrich', 'snapshot'];
+  const names = requested.length > 0 ? requested : all;
+  await mkdir(resultsDir, { recursive: true });
+  const machine = {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '?',
+    memGb: Math.round(totalmem() / 2 ** 30),
+  };
+  for (const name of names) {
+    const load =
+      name === 'export'
+        ? await optionalBench('export', 'export', 'runExportBench')
+        : name === 'enrich'
+          ? await optionalBench('enrich', 'enrich', 'runEnrichBench')
+          : await BENCHES[name]?.();
+    if (!load) {
+      console.error(`unknown or unavailable benchmark "${name}" (known: ${all.join(', ')})`);
+      process.exitCode = 2;
+      continue;
+    }
+    console.error(
+      `running ${name} (load average ${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(' ')}) …`,
+    );
+    const started = Date.now();
+    const result = await load.run();
+    const figures = load.figures(result);
+    const record = {
+      name,
+      at: new Date().toISOString(),
+      seconds: Math.round((Date.now() - started) / 1000),
+      machine,
+      loadAverageBefore: loadavg(),
+      figures,
+      result,
+    };
+    await writeFile(join(resultsDir, `${name}.json`), `${JSON.stringify(record, bigintSafe, 2)}\n`);
+    for (const f of figures)
+      console.error(
+        `  ${f.met === false ? 'MISSED' : f.met ? 'met   ' : '      '} ${f.figure}: ${f.value} (baseline ${f.baseline}; ratio ${f.ratio}, target ${f.target})`,
+      );
+  }
+  await writeReport();
+}
+
+/** Rewrites docs/benchmarks.md from every bench/results/<name>.json present. */
+export async function writeReport(): Promise<void> {
+  const lines = [
+    '# Benchmarks',
+    '',
+    'Written by `npm run bench` (or `npm run bench -- NAME`) from `bench/results/*.json`; do not edit by hand.',
+    'Every figure is compared with a baseline measured in the same run, on the same machine, because',
+    'these machines are shared and noisy: read the ratios, not the absolute numbers.',
+    '',
+  ];
+  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot']) {
+    const path = join(resultsDir, `${name}.json`);
+    if (!existsSync(path)) {
+      lines.push(`## ${name}`, '', 'Not measured yet.', '');
+      continue;
+    }
+    const record = JSON.parse(readFileSync(path, 'utf8')) as {
+      at: string;
+      seconds: number;
+      machine: { node: string; cpus: number; cpuModel: string; memGb: number };
+      loadAverageBefore: number[];
+      figures: BenchFigure[];
+    };
+    lines.push(
+      `## ${name}`,
+      '',
+      `Measured ${record.at} in ${record.seconds} s on Node ${record.machine.node}, ${record.machine.cpus} × ${record.machine.cpuModel}, ${record.machine.memGb} GiB; load average before: ${record.loadAverageBefore.map((n) => n.toFixed(1)).join(' ')}.`,
+      '',
+      '| figure | value | baseline (same run) | ratio | target | met |',
+      '|---|---|---|---|---|---|',
+      ...record.figures.map(
+        (f) =>
+          `| ${f.figure} | ${f.value} | ${f.baseline} | ${f.ratio} | ${f.target} | ${f.met === null ? '–' : f.met ? 'yes' : '**no**'} |`,
+      ),
+      '',
+    );
+  }
+  await writeFile(docPath, `${lines.join('\n')}`);
+}
+
+function bigintSafe(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * `npm run bench -- sync` (issue 3): against one 100,000-domain simulator catalogue,
+ * (a) profiles/s of a full `sync` vs a bare client loop fetching the same profiles at the same
+ *     concurrency (target ≥ 0.8: the mirror must not be the bottleneck);
+ * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
+ * (c) peak RSS of the full sync < 300 MB.
+ * The simulator runs in this process; each measured job runs in its own child process.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSimulator } from '../src/simulator/index.js';
+
+export interface SyncBenchOptions {
+  /** @default 100000 */
+  domains?: number;
+  /** @default 8 */
+  concurrency?: number;
+}
+
+export interface SyncBenchResult {
+  name: 'sync';
+  domains: number;
+  concurrency: number;
+  full: { profiles: number; seconds: number; profilesPerSecond: number; peakRssMb: number };
+  bareLoop: { profiles: number; seconds: number; profilesPerSecond: number; peakRssMb: number };
+  ratio: number;
+  incremental: {
+    changed: number;
+    profileRequests: number;
+    listingPages: number;
+    requestRatio: number;
+    seconds: number;
+    peakRssMb: number;
+  };
+  targets: { ratioMin: 0.8; requestRatioMax: 1.05; peakRssMbMax: 300 };
+  meetsTargets: { ratio: boolean; requestRatio: boolean; peakRss: boolean };
+}
+
+interface ChildOutput {
+  elapsedMs: number;
+  profiles: number;
+  pages?: number;
+  maxRssMb: number;
+}
+
+function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'sync-child.js')], {
+      env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`bench child failed (${code}): ${err}`));
+      else resolve(JSON.parse(out.trim().split('\n').pop()!) as ChildOutput);
+    });
+  });
+}
+
+const round = (n: number, digits = 3): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Runs the sync benchmark; see the file comment for what is measured. */
+export async function runSyncBench(options: SyncBenchOptions = {}): Promise<SyncBenchResult> {
+  const domains = options.domains ?? 100_000;
+  const concurrency = options.concurrency ?? 8;
+  const sim = await startSimulator({ domains, seed: 1 });
+  const dir = await mkdtemp(join(tmpdir(), 'domain-sync-bench-sync-'));
+  try {
+    const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, dir, concurrency };
+    const bare = await runChild({ ...base, mode: 'bare-loop', dir: await mkdtemp(join(dir, 'bare-')) });
+    const full = await runChild({ ...base, mode: 'sync-full' });
+
+    sim.control.advanceClock(86_400_000);
+    const all = sim.control.truth.listDomains();
+    const changed = Math.round(domains / 100);
+    const step = Math.floor(all.length / changed);
+    for (let i = 0; i < changed; i++) sim.control.mutate.reenrich(all[i * step]!);
+    sim.control.resetLogs();
+    const incremental = await runChild({ ...base, mode: 'sync-incremental' });
+    const usage = sim.control.usage();
+    const profileRequests = usage.filter((u) => u.endpoint === 'GET /domains/:domain').length;
+    const listingPages = usage.filter((u) => u.endpoint === 'GET /domains').length;
+
+    const fullRate = full.profiles / (full.elapsedMs / 1000);
+    const bareRate = bare.profiles / (bare.elapsedMs / 1000);
+    const ratio = round(fullRate / bareRate);
+    const requestRatio = round(profileRequests / changed);
+    return {
+      name: 'sync',
+      domains,
+      concurrency,
+      full: {
+        profiles: full.profiles,
+        seconds: round(full.elapsedMs / 1000, 1),
+        profilesPerSecond: Math.round(fullRate),
+        peakRssMb: Math.round(full.maxRssMb),
+      },
+      bareLoop: {
+        profiles: bare.profiles,
+        seconds: round(bare.elapsedMs / 1000, 1),
+        profilesPerSecond: Math.round(bareRate),
+        peakRssMb: Math.round(bare.maxRssMb),
+      },
+      ratio,
+      incremental: {
+        changed,
+        profileRequests,
+        listingPages,
+        requestRatio,
+        seconds: round(incremental.elapsedMs / 1000, 1),
+        peakRssMb: Math.round(incremental.maxRssMb),
+      },
+      targets: { ratioMin: 0.8, requestRatioMax: 1.05, peakRssMbMax: 300 },
+      meetsTargets: { ratio: ratio >= 0.8, requestRatio: requestRatio <= 1.05, peakRss: full.maxRssMb < 300 },
+    };
+  } finally {
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const domains = process.argv[2] ? Number(process.argv[2]) : undefined;
+  runSyncBench({ ...(domains ? { domains } : {}) }).then(
+    (result) => console.log(JSON.stringify(result, null, 2)),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
