@@ -2,6 +2,7 @@ import { redactText } from '../log/redact.js';
 import { finishPipelineRun, startPipelineRun } from '../mirror/store/runs.js';
 import { AbortedError } from '../util/domain-sync-error.js';
 import { isoFromMs } from '../util/time.js';
+import { acquireMirrorLock, LockedError, type MirrorLockHandle } from './lock.js';
 import type { RunContext } from './run-context.js';
 import type { ItemFailure, RunResult, RunStatus } from './run-result.js';
 
@@ -36,8 +37,36 @@ export interface PipelineRun<Ctx extends MirrorRunContext = RunContext> {
  * Never throws for what the body throws: an abort becomes `interrupted`, a 401 or quota stop
  * becomes `stopped_by_service`, anything else `failed`, each with the error's stable code.
  * `stats` given to `partialStats` are kept when the body throws, so a summary still has them.
+ *
+ * Takes the cross-process mirror lock first ({@link acquireMirrorLock}; re-entrant, so a named
+ * pipeline's steps run under the named pipeline's lock). When the lock cannot be had within
+ * `config.lock.waitMs`, returns status `failed` with error `ERR_LOCKED` naming the holder and
+ * `runId` null: nothing was recorded.
  */
 export async function runPipeline<Stats extends object, Ctx extends MirrorRunContext = RunContext>(
+  ctx: Ctx,
+  pipeline: string,
+  body: (run: PipelineRun<Ctx>) => Promise<PipelineBodyResult<Stats>>,
+  partialStats: () => Stats,
+): Promise<RunResult<Stats>> {
+  // The cross-process mirror lock is taken before anything is recorded: a process that cannot
+  // get it writes nothing to the mirror, not even a pipeline_runs row.
+  let lock: MirrorLockHandle;
+  try {
+    lock = await acquireMirrorLock(ctx, pipeline);
+  } catch (error) {
+    return notStarted(ctx, pipeline, error, partialStats());
+  }
+  try {
+    // The body sees the lock's signal: aborted on SIGINT/SIGTERM and also if the lease is lost.
+    return await lock.run(() => runRecorded({ ...ctx, signal: lock.signal }, pipeline, body, partialStats));
+  } finally {
+    lock.release();
+  }
+}
+
+/** {@link runPipeline} once the lock is held: the `pipeline_runs` bookkeeping. */
+async function runRecorded<Stats extends object, Ctx extends MirrorRunContext>(
   ctx: Ctx,
   pipeline: string,
   body: (run: PipelineRun<Ctx>) => Promise<PipelineBodyResult<Stats>>,
@@ -94,6 +123,33 @@ export async function runPipeline<Stats extends object, Ctx extends MirrorRunCon
     failures: outcome.failures,
     creditsSpent: outcome.creditsSpent,
     ...(outcome.error ? { error: outcome.error } : {}),
+  };
+}
+
+/** The result of a run that never started because the mirror lock could not be taken. */
+function notStarted<Stats extends object>(
+  ctx: MirrorRunContext,
+  pipeline: string,
+  error: unknown,
+  stats: Stats,
+): RunResult<Stats> {
+  const code = errorCode(error);
+  const now = isoFromMs(ctx.clock());
+  const message = redactText(error instanceof Error ? error.message : String(error));
+  const holder = error instanceof LockedError ? error.holder : undefined;
+  ctx.logger.error('pipeline not started: mirror lock not acquired', { pipeline, code, holder });
+  return {
+    pipeline,
+    runId: null,
+    status: error instanceof AbortedError || code === 'ERR_ABORTED' ? 'interrupted' : 'failed',
+    startedAt: now,
+    finishedAt: now,
+    // Nothing ran: the stats are the body's initial ones, so every command can print them.
+    stats,
+    failures: [],
+    creditsSpent: 0,
+    error: { code, message },
+    ...(holder ? { lockHolder: holder } : {}),
   };
 }
 
