@@ -1,0 +1,115 @@
+import { execSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningSimulator } from '../../../src/simulator/index.js';
+import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { exportPosts, writeTestConfig } from './helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const CLI = join(ROOT, 'dist/src/cli/main.js');
+
+beforeAll(() => {
+  // `npm test` builds first; a direct `vitest run` of this file may not have.
+  if (!existsSync(CLI)) execSync('npx tsc -p tsconfig.build.json', { cwd: ROOT, stdio: 'inherit' });
+}, 240_000);
+
+interface Child {
+  kill(): void;
+  exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+function startCli(sim: RunningSimulator, dir: string, args: string[]): Child {
+  const child = spawn(process.execPath, [CLI, ...args, '--config', join(dir, 'config.json'), '--json'], {
+    cwd: dir,
+    env: { ...process.env, DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return {
+    kill: () => child.kill('SIGKILL'),
+    exited: new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr }))),
+  };
+}
+
+/** Waits (polling, no timing assertion) until `condition` holds. */
+async function until(condition: () => boolean, what: string, limitMs = 60_000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > limitMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+describe('export resumes after the process is killed', () => {
+  it('killed while polling: the re-run finishes the same export with one POST /exports', async () => {
+    // Pending for 10 simulated minutes, so the first process is certainly still polling.
+    const sim = await startTestSimulator({ domains: 300, timeScale: 1, exportReadyMs: 600_000 });
+    const dir = await tempDir('domain-sync-export-kill-');
+    // A killed process keeps the mirror lock until its lease runs out: a short lease, a longer wait.
+    writeTestConfig(dir, { lock: { lease: '2s', wait: '60s' } });
+    const first = startCli(sim, dir, ['export', '--filter', 'jurisdiction=mga', '--format', 'json']);
+    await until(
+      () => sim.control.usage().some((u) => u.endpoint === 'GET /exports/:id'),
+      'a poll of the export',
+    );
+    first.kill();
+    expect((await first.exited).code).toBeNull();
+    sim.control.advanceClock(700_000);
+
+    const second = startCli(sim, dir, ['export', '--filter', 'jurisdiction=mga', '--format', 'json']);
+    const out = await second.exited;
+    expect(out.code, out.stderr).toBe(0);
+    const summary = JSON.parse(out.stdout) as {
+      stats: { mode: string; rowsLoaded: number; exportId: number };
+    };
+    expect(summary.stats.mode).toBe('resumed');
+    expect(summary.stats.exportId).toBe(1);
+    expect(summary.stats.rowsLoaded).toBe(sim.control.truth.listDomains({ jurisdiction: 'mga' }).length);
+    expect(exportPosts(sim)).toBe(1);
+  });
+
+  it('killed while downloading: the re-run downloads the same export again with one POST /exports', async () => {
+    // A large file (every section of 20,000 domains, tens of MB) so the download takes a while.
+    const sim = await startTestSimulator({ domains: 20_000, timeScale: 0.001 });
+    const dir = await tempDir('domain-sync-export-kill-');
+    writeTestConfig(dir, { lock: { lease: '2s', wait: '60s' } });
+    const exportsDir = join(dir, 'exports');
+    const first = startCli(sim, dir, ['export', '--format', 'csv', '--no-load']);
+    let sawPart = false;
+    await until(() => {
+      sawPart = existsSync(exportsDir) && readdirSync(exportsDir).some((n) => n.endsWith('.part'));
+      return sawPart;
+    }, 'the download to start');
+    first.kill();
+    await first.exited;
+    // Killed mid-download: only the temporary file exists, never a partial final file.
+    expect(readdirSync(exportsDir).filter((n) => !n.endsWith('.part'))).toEqual([]);
+
+    const second = startCli(sim, dir, ['export', '--format', 'csv', '--no-load']);
+    const out = await second.exited;
+    expect(out.code, out.stderr).toBe(0);
+    const summary = JSON.parse(out.stdout) as { stats: { mode: string; exportId: number; filePath: string } };
+    expect(summary.stats.mode).toBe('resumed');
+    expect(summary.stats.exportId).toBe(1);
+    expect(readdirSync(exportsDir)).toEqual(['export-1.csv']);
+    expect(exportPosts(sim)).toBe(1);
+  }, 120_000);
+
+  it('--max-credits below the estimate exits 0 with the refusal in the summary and no POST', async () => {
+    const sim = await startTestSimulator({ domains: 300, timeScale: 0.01 });
+    const dir = await tempDir('domain-sync-export-cli-');
+    writeTestConfig(dir);
+    const out = await startCli(sim, dir, ['export', '--filter', 'jurisdiction=mga', '--max-credits', '1'])
+      .exited;
+    expect(out.code).toBe(0);
+    const summary = JSON.parse(out.stdout) as { status: string; error: { code: string } };
+    expect(summary.status).toBe('budget_reached');
+    expect(summary.error.code).toBe('ERR_OVER_MAX_CREDITS');
+    expect(exportPosts(sim)).toBe(0);
+  });
+});
