@@ -26,7 +26,14 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
 describe('planEnrichment', () => {
   it('orders stale domains never-enriched first, then oldest first, then by name', () => {
     const plan = planEnrichment(
-      input({ stale: [candidate('b.com', 40), candidate('new.com', null), candidate('a.com', 40), candidate('old.com', 300)] }),
+      input({
+        stale: [
+          candidate('b.com', 40),
+          candidate('new.com', null),
+          candidate('a.com', 40),
+          candidate('old.com', 300),
+        ],
+      }),
     );
     expect(plan.entries.map((e) => e.domain)).toEqual(['new.com', 'old.com', 'a.com', 'b.com']);
     expect(plan.entries.every((e) => e.reason === 'stale')).toBe(true);
@@ -80,13 +87,21 @@ describe('planEnrichment', () => {
   });
 
   it('prices the plan at 10 credits per domain and says what the budget affords', () => {
-    const plan = planEnrichment(input({ stale: Array.from({ length: 30 }, (_, i) => candidate(`d${i}.com`, 100 + i)), budget: 95 }));
+    const plan = planEnrichment(
+      input({ stale: Array.from({ length: 30 }, (_, i) => candidate(`d${i}.com`, 100 + i)), budget: 95 }),
+    );
     expect(plan.worstCaseCredits).toBe(300);
     expect(plan.budget).toBe(95);
     expect(plan.affordableRuns).toBe(9);
   });
 
   it('plans nothing from nothing', () => {
-    expect(planEnrichment(input())).toEqual({ entries: [], skipped: [], worstCaseCredits: 0, budget: 100, affordableRuns: 10 });
+    expect(planEnrichment(input())).toEqual({
+      entries: [],
+      skipped: [],
+      worstCaseCredits: 0,
+      budget: 100,
+      affordableRuns: 10,
+    });
   });
 });

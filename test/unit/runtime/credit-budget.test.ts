@@ -76,34 +76,37 @@ describe('CreditBudget', () => {
     await expect(woke).resolves.toBeUndefined();
   });
 
-  it.each([1, 4, 16])('never lets spent + reserved exceed the budget with %i tasks in flight', async (concurrency) => {
-    const budget = new CreditBudget({ budget: 100, accountAvailable: 1000 });
-    let maxCommitted = 0;
-    let started = 0;
-    // Every third call is "cached" (0 credits); tasks wait while reservations are in flight.
-    const task = async (n: number): Promise<void> => {
-      for (;;) {
-        const r = budget.tryReserve(10);
-        if (r.ok) {
-          const s = budget.snapshot();
-          maxCommitted = Math.max(maxCommitted, s.spent + s.reserved + s.unknown);
-          await Promise.resolve();
-          budget.settle(r.reservation, n % 3 === 0 ? 0 : 10);
-          if (n % 3 !== 0) started += 1;
-          return;
+  it.each([1, 4, 16])(
+    'never lets spent + reserved exceed the budget with %i tasks in flight',
+    async (concurrency) => {
+      const budget = new CreditBudget({ budget: 100, accountAvailable: 1000 });
+      let maxCommitted = 0;
+      let started = 0;
+      // Every third call is "cached" (0 credits); tasks wait while reservations are in flight.
+      const task = async (n: number): Promise<void> => {
+        for (;;) {
+          const r = budget.tryReserve(10);
+          if (r.ok) {
+            const s = budget.snapshot();
+            maxCommitted = Math.max(maxCommitted, s.spent + s.reserved + s.unknown);
+            await Promise.resolve();
+            budget.settle(r.reservation, n % 3 === 0 ? 0 : 10);
+            if (n % 3 !== 0) started += 1;
+            return;
+          }
+          if (r.inFlight === 0) return;
+          await budget.waitForChange();
         }
-        if (r.inFlight === 0) return;
-        await budget.waitForChange();
-      }
-    };
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < 60) await task(next++);
-      }),
-    );
-    expect(maxCommitted).toBeLessThanOrEqual(100);
-    expect(budget.snapshot().spent).toBe(100);
-    expect(started).toBe(10);
-  });
+      };
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < 60) await task(next++);
+        }),
+      );
+      expect(maxCommitted).toBeLessThanOrEqual(100);
+      expect(budget.snapshot().spent).toBe(100);
+      expect(started).toBe(10);
+    },
+  );
 });
