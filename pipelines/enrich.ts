@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Account, DomainServiceApi, EnrichmentRun } from '../src/api/index.js';
 import type { QuotaExceededError } from '../src/api/errors.js';
 import { redactText } from '../src/log/redact.js';
@@ -473,6 +474,8 @@ class EnrichRun {
     this.stats = stats;
     this.strategy = options.strategy ?? ctx.config.enrich.strategy;
     this.waitDeadlineMs = ctx.clock() + (options.waitMs ?? ctx.config.enrich.waitMs);
+    // Every run in flight polls with this signal: `concurrency` listeners at once is expected.
+    setMaxListeners(0, ctx.signal);
     this.queue = new TaskQueue({ concurrency: options.concurrency ?? ctx.config.enrich.concurrency });
   }
 
