@@ -41,7 +41,7 @@ export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags)
       `snapshot ${result.status} (run ${result.runId}, snapshot_date=${s.snapshotDate})`,
       ...written.map(
         ([table, t]) =>
-          `  ${table.padEnd(width)}  ${String(t.rows).padStart(9)} rows  ${formatBytes(t.bytes)}`,
+          `  ${table.padEnd(width)}  ${String(t.rows).padStart(9)} ${t.rows === 1 ? 'row ' : 'rows'}  ${formatBytes(t.bytes)}`,
       ),
       ...(s.removedPartitions.length
         ? [`  removed by snapshots.retainDates: ${s.removedPartitions.join(', ')}`]
