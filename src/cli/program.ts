@@ -156,13 +156,25 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     program
       .command('run')
       .description('run a pipeline defined in the config by name (e.g. nightly)')
-      .argument('<name>', 'pipeline name'),
+      .argument('<name>', 'pipeline name')
+      .option(
+        '--wait <duration>',
+        'when another process holds the mirror lock, wait this long for it, e.g. 10m (default: lock.wait, 0s)',
+      ),
     async () => (await import('./commands/run.js')).runCommand as Action,
   );
   register(
     program
       .command('schedule')
-      .description("long-running: run the config's pipelines on their cron schedules"),
+      .description("long-running: run the config's pipelines on their cron schedules")
+      .option(
+        '--wait <duration>',
+        'a scheduled run waits this long for a mirror lock held by another process (default: lock.wait, 0s)',
+      )
+      .option(
+        '--stop-timeout <duration>',
+        'after SIGINT/SIGTERM, how long running pipelines get to stop at a safe point (default: 30s)',
+      ),
     async () => (await import('./commands/schedule.js')).scheduleCommand as Action,
   );
   register(

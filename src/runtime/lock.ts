@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../log/logger.js';
@@ -38,7 +39,7 @@ export class LockedError extends DomainSyncError {
     super(
       'ERR_LOCKED',
       `the mirror is locked by pipeline "${holder.pipeline}" (pid ${holder.pid} on ${holder.hostname}) since ${holder.since}` +
-        (waitedMs > 0 ? `; waited ${Math.round(waitedMs / 1000)}s` : '') +
+        (waitedMs >= 1000 ? `; waited ${Math.round(waitedMs / 1000)}s` : '') +
         `; try again later, or pass --wait DURATION (a holder that stopped renewing loses the lock at ${holder.expiresAt})`,
     );
     this.holder = holder;
@@ -172,6 +173,8 @@ function handle(
   // One controller per handle: aborted by the caller's signal or by the loss of the lease.
   // Listeners are removed on release, so a long-lived `schedule` signal does not collect them.
   const controller = new AbortController();
+  // Every request and queued task of the pipeline listens to this signal (as to ctx.signal).
+  setMaxListeners(0, controller.signal);
   const forward = (source: AbortSignal) => () => controller.abort(source.reason);
   const onParent = forward(parentSignal);
   const onLost = forward(lock.lost.signal);

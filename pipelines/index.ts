@@ -1,0 +1,16 @@
+/**
+ * The pipelines, by name: what `run NAME` and `schedule` use. Re-exports only (STYLE.md §2);
+ * the step registry is in `registry.ts`, named runs in `named.ts`.
+ */
+export { syncPipeline } from './sync.js';
+export type { SyncOptions, SyncStats } from './sync.js';
+export { exportPipeline } from './export.js';
+export type { ExportOptions, ExportStats } from './export.js';
+export { enrichPipeline } from './enrich.js';
+export type { EnrichOptions, EnrichStats } from './enrich.js';
+export { snapshotPipeline } from './snapshot.js';
+export type { SnapshotOptions, SnapshotStats } from './snapshot.js';
+export { STEP_DEFINITIONS, prepareStep } from './registry.js';
+export type { PreparedStep, StepContext, StepType } from './registry.js';
+export { prepareNamedPipeline, runNamedPipeline } from './named.js';
+export type { NamedPipelineStats, PreparedPipeline, StepOutcome } from './named.js';
