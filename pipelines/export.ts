@@ -477,6 +477,11 @@ class ExportRun {
     let notReady404s = 0;
     for (;;) {
       const info = await this.poll(record.id, deadline);
+      // `expired` is not a status the spec shows, but it can only mean the file is gone.
+      if (info.status === 'expired') {
+        this.markExpired(record.id, info.expires_at);
+        return { kind: 'expired', expiresAt: info.expires_at ?? null };
+      }
       if (info.status !== 'completed') {
         markExportFailed(ctx.mirror, record.id, { at: this.now(), error: `export status ${info.status}` });
         throw new ExportError(
@@ -564,7 +569,7 @@ class ExportRun {
       throw error;
     }
     this.recordInfo(info);
-    if (info.status === 'completed') this.settleCredits(info);
+    if (info.status === 'completed' || info.status === 'expired') this.settleCredits(info);
     return info;
   }
 
