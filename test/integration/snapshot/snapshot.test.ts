@@ -129,6 +129,10 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
         expect(stats.tables[table]!.rows).toBe(rows.length);
       }
       expect(rows.length, `${table} should not be empty in the fixture`).toBeGreaterThan(0);
+      // PRODUCT.md "Promises": the API key never appears in snapshots.
+      expect(JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(
+        fx.sim.apiKey,
+      );
     }
 
     // The comparisons above are whole-table; these make sure the fixture exercised the quirks.
