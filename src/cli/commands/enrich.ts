@@ -1,4 +1,5 @@
 import {
+  ENRICH_FILTERS,
   enrichPipeline,
   planEnrichment,
   readPlanInput,
@@ -39,6 +40,13 @@ function durationFlag(flag: string, value: string | undefined): number | undefin
  */
 export async function enrichCommand(ctx: CommandContext, flags: EnrichFlags): Promise<CommandResult> {
   const filters = parseFilterFlags(flags.filter, { forbid: ['page', 'per_page'] });
+  // The selection reads the mirror, which holds licences and payment methods only: other
+  // filters are a usage error (exit 2) here rather than a failed run later.
+  for (const name of Object.keys(filters)) {
+    if (!(ENRICH_FILTERS as readonly string[]).includes(name)) {
+      throw new UsageError(`--filter ${name}: enrich understands only ${ENRICH_FILTERS.join(', ')}`);
+    }
+  }
   const staleAfterMs = durationFlag('--stale-after', flags.staleAfter);
   const waitMs = durationFlag('--wait', flags.wait);
   if (flags.strategy !== undefined && flags.strategy.trim() === '')
