@@ -22,5 +22,9 @@ export function listProfilesDue(mirror: Mirror, options: { limit?: number } = {}
 
 /** Domains the service currently lists, as far as the mirror knows (rows without `unlisted_at`). */
 export function listedDomainCount(mirror: Mirror): number {
-  return (cachedStatement(mirror, 'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NULL').get() as { n: number }).n;
+  return (
+    cachedStatement(mirror, 'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NULL').get() as {
+      n: number;
+    }
+  ).n;
 }
