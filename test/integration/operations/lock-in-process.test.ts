@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MemoryLogger } from '../../../src/log/logger.js';
+import { openMirror, type Mirror } from '../../../src/mirror/database.js';
+import { listLocks, tryAcquireLock } from '../../../src/mirror/store/locks.js';
+import { acquireMirrorLock, LockedError, type MirrorLockContext } from '../../../src/runtime/lock.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+async function lockContext(mirror?: Mirror): Promise<MirrorLockContext & { mirror: Mirror }> {
+  const m = mirror ?? (await openMirror(join(await tempDir(), 'mirror.sqlite')));
+  return {
+    mirror: m,
+    logger: new MemoryLogger(),
+    signal: new AbortController().signal,
+    clock: Date.now,
+    config: { lock: { leaseMs: 2_000, waitMs: 0 } },
+  };
+}
+
+describe('acquireMirrorLock in one process', () => {
+  it('is re-entrant along one call chain and released by the outermost holder only', async () => {
+    const ctx = await lockContext();
+    const outer = await acquireMirrorLock(ctx, 'nightly');
+    await outer.run(async () => {
+      const inner = await acquireMirrorLock(ctx, 'sync');
+      expect(inner.reentered).toBe(true);
+      inner.release();
+      expect(listLocks(ctx.mirror).map((l) => l.pipeline)).toEqual(['nightly']);
+    });
+    expect(listLocks(ctx.mirror)).toHaveLength(1);
+    outer.release();
+    expect(listLocks(ctx.mirror)).toEqual([]);
+    await ctx.mirror.close();
+  });
+
+  it('excludes a second pipeline started side by side, naming the holder', async () => {
+    const ctx = await lockContext();
+    const first = await acquireMirrorLock(ctx, 'nightly');
+    // Not inside first.run(): a separate call chain, like a second `schedule` task.
+    const error = await acquireMirrorLock(ctx, 'weekly').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).holder).toMatchObject({ pipeline: 'nightly', pid: process.pid });
+    first.release();
+    const second = await acquireMirrorLock(ctx, 'weekly');
+    expect(listLocks(ctx.mirror).map((l) => l.pipeline)).toEqual(['weekly']);
+    second.release();
+    await ctx.mirror.close();
+  });
+
+  it('renews the lease with a heartbeat, so a long run keeps the lock past the lease', async () => {
+    const ctx = await lockContext();
+    const held = await acquireMirrorLock(ctx, 'nightly');
+    const firstExpiry = listLocks(ctx.mirror)[0]!.expires_at;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const [lock] = listLocks(ctx.mirror);
+    expect(lock!.stale).toBe(false);
+    expect(lock!.expires_at > firstExpiry).toBe(true);
+    held.release();
+    await ctx.mirror.close();
+  });
+
+  it('aborts the holder when another process took the lease over (this one stalled)', async () => {
+    const ctx = await lockContext();
+    const held = await acquireMirrorLock(ctx, 'nightly');
+    // Simulate a takeover: another connection replaces the row (as after an expired lease).
+    const other = await openMirror(ctx.mirror.path);
+    const far = new Date(Date.now() + 3_600_000).toISOString();
+    expect(
+      tryAcquireLock(other, {
+        name: 'mirror',
+        token: 'other',
+        pipeline: 'sync',
+        pid: 1,
+        hostname: 'elsewhere',
+        now: far,
+        expiresAt: new Date(Date.now() + 7_200_000).toISOString(),
+      }).acquired,
+    ).toBe(true);
+    for (let i = 0; i < 50 && !held.signal.aborted; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(held.signal.aborted).toBe(true);
+    held.release();
+    // Releasing does not remove the new holder's row.
+    expect(listLocks(other).map((l) => l.pipeline)).toEqual(['sync']);
+    await other.close();
+    await ctx.mirror.close();
+  });
+});
