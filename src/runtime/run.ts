@@ -41,7 +41,8 @@ export interface PipelineRun<Ctx extends MirrorRunContext = RunContext> {
  * Takes the cross-process mirror lock first ({@link acquireMirrorLock}; re-entrant, so a named
  * pipeline's steps run under the named pipeline's lock). When the lock cannot be had within
  * `config.lock.waitMs`, returns status `failed` with error `ERR_LOCKED` naming the holder and
- * `runId` null: nothing was recorded.
+ * `runId` null: nothing was recorded (the result then also carries `lockHolder`, which the
+ * commands' `--json` summaries pass on).
  */
 export async function runPipeline<Stats extends object, Ctx extends MirrorRunContext = RunContext>(
   ctx: Ctx,
