@@ -41,7 +41,12 @@ export interface TryAcquireLockOptions {
 
 /** Outcome of {@link tryAcquireLock}. */
 export type TryAcquireLockResult =
-  | { acquired: true; lock: LockRecord; /** The stale lease that was replaced, if any. */ tookOver: LockRecord | null }
+  | {
+      acquired: true;
+      lock: LockRecord;
+      /** The stale lease that was replaced, if any. */
+      tookOver: LockRecord | null;
+    }
   | { acquired: false; holder: LockRecord };
 
 /**
