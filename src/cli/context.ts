@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Config } from '../config/config.js';
 import { configFileWarnings, loadConfig, readApiKey } from '../config/load.js';
 import type { Logger, LogLevel } from '../log/logger.js';
@@ -73,12 +75,23 @@ export class CommandContext {
     return result.config;
   }
 
-  /** The pino logger on stderr. On a terminal without `--log-level`, only warnings show (bars show progress). */
+  /**
+   * The pino logger: JSON lines appended to `log.file` when the config sets one, stderr otherwise.
+   * On a terminal without `--log-level`, stderr shows only warnings (bars show progress).
+   */
   get logger(): Logger {
     if (this.cachedLogger) return this.cachedLogger;
     let level: LogLevel = this.cachedConfig?.log.level ?? 'info';
-    if (this.flags.logLevel === undefined && this.output.interactive && level === 'info') level = 'warn';
-    this.cachedLogger = createPinoLogger({ level, base: { command: this.commandName } });
+    const file = this.cachedConfig?.log.file ?? null;
+    // On a terminal the progress bars show progress; info lines would interleave with them.
+    if (file === null && this.flags.logLevel === undefined && this.output.interactive && level === 'info')
+      level = 'warn';
+    if (file !== null) mkdirSync(dirname(file), { recursive: true });
+    this.cachedLogger = createPinoLogger({
+      level,
+      base: { command: this.commandName, ...(file === null ? {} : { pid: process.pid }) },
+      ...(file === null ? {} : { destination: file }),
+    });
     return this.cachedLogger;
   }
 

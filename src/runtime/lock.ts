@@ -40,7 +40,7 @@ export class LockedError extends DomainSyncError {
       'ERR_LOCKED',
       `the mirror is locked by pipeline "${holder.pipeline}" (pid ${holder.pid} on ${holder.hostname}) since ${holder.since}` +
         (waitedMs >= 1000 ? `; waited ${Math.round(waitedMs / 1000)}s` : '') +
-        `; try again later, or pass --wait DURATION (a holder that stopped renewing loses the lock at ${holder.expiresAt})`,
+        `; try again later, or let it wait with lock.wait in the config (\`run\` and \`schedule\` also take --wait DURATION); a holder that stopped renewing loses the lock at ${holder.expiresAt}`,
     );
     this.holder = holder;
   }

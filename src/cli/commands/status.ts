@@ -1,5 +1,6 @@
 import { openMirror } from '../../mirror/database.js';
 import { creditsPerPipeline, creditsSummary, latestAccountSnapshot } from '../../mirror/store/credits.js';
+import { listLocks } from '../../mirror/store/locks.js';
 import { lastRuns, listRunningPipelineRuns } from '../../mirror/store/runs.js';
 import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
 import { freshness, mirrorCounts } from '../../mirror/store/status.js';
@@ -50,6 +51,8 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     const perPipeline = creditsPerPipeline(mirror);
     const account = latestAccountSnapshot(mirror) ?? null;
     const exports = exportsInProgress(mirror);
+    // The token is the holder's secret for renewing; status has no use for it.
+    const locks = listLocks(mirror, now).map(({ token: _token, ...lock }) => lock);
     const snapshots = await snapshotsStatus(ctx.config.snapshots.dir, lastSnapshotRunDir(mirror));
     const snapshotTables = Object.entries(snapshots.tables);
     const width = Math.max(0, ...snapshotTables.map(([table]) => table.length));
@@ -80,6 +83,15 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
           `  ${table.padEnd(width)}  ${t.snapshotDate}  ${t.rows === null ? '? (no manifest entry)' : `${t.rows} rows`}`,
       ),
       ...(snapshots.lastRunDir ? [`  the latest snapshot run wrote to ${snapshots.lastRunDir}`] : []),
+      ...(locks.length === 0
+        ? ['locks              none (no pipeline is writing the mirror)']
+        : [
+            'locks',
+            ...locks.map(
+              (l) =>
+                `  ${l.pipeline} (pid ${l.pid} on ${l.hostname}) since ${l.acquired_at}, lease until ${l.expires_at}${l.stale ? ' (stale: its holder stopped renewing; the next run takes it over)' : ''}`,
+            ),
+          ]),
       'last runs',
       ...(runs.length === 0 ? ['  none yet'] : []),
       ...runs.map((r) => {
@@ -97,6 +109,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
         freshness: fresh,
         lastRuns: runs,
         running,
+        locks,
         credits: { ...credits, perPipeline },
         account,
         exportsInProgress: exports,

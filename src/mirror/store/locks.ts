@@ -130,7 +130,7 @@ export function releaseLock(mirror: Mirror, options: { name: string; token: stri
  */
 export function listLocks(mirror: Mirror, now: string = new Date().toISOString()): LockStatus[] {
   const at = requiredTimestamp(now, 'now');
-  // A read-only open of a mirror not yet migrated to 0004 has no table: no locks, not an error.
+  // A read-only open of a mirror not yet migrated to 0002 has no table: no locks, not an error.
   const hasTable = cachedStatement(
     mirror,
     `SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'locks'`,

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { openMirror } from '../../../src/mirror/database.js';
+import { tryAcquireLock } from '../../../src/mirror/store/locks.js';
+import { runCliProcess } from '../../helpers/cli.js';
+import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { writeTestConfig } from '../../helpers/test-context.js';
+
+describe('status --json (issue 7 acceptance)', () => {
+  it('reflects the runs, the credits and the locks the commands created', async () => {
+    const sim = await startTestSimulator({
+      domains: 60,
+      seed: 31,
+      timeScale: 0.01,
+      runFailureRate: 0,
+      cacheWindowMs: 0,
+    });
+    const dir = await tempDir();
+    const { path, config } = await writeTestConfig(dir, { api: { pollIntervalMs: 20 } });
+    const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
+    expect((await runCliProcess(['sync', '--config', path], { cwd: dir, env })).code).toBe(0);
+    const domains = sim.control.truth.listDomains().slice(0, 2);
+    const enrich = await runCliProcess(
+      [
+        'enrich',
+        '--config',
+        path,
+        '--budget',
+        '20',
+        '--wait',
+        '2m',
+        ...domains.flatMap((d) => ['--domain', d]),
+      ],
+      { cwd: dir, env },
+    );
+    expect(enrich.code, enrich.stderr).toBe(0);
+    const billed = sim.control.usage().reduce((sum, u) => sum + u.credits, 0);
+    expect(billed).toBe(20);
+
+    const mirror = await openMirror(config.database.path);
+    const now = new Date();
+    tryAcquireLock(mirror, {
+      name: 'mirror',
+      token: 'test-token',
+      pipeline: 'nightly',
+      pid: 424242,
+      hostname: 'elsewhere',
+      now: now.toISOString(),
+      expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
+    });
+    await mirror.close();
+
+    const status = await runCliProcess(['status', '--json', '--config', path], { cwd: dir });
+    expect(status.code).toBe(0);
+    const summary = JSON.parse(status.stdout) as {
+      lastRuns: Array<{ pipeline: string; status: string; credits_spent: number }>;
+      credits: { today: number; total: number; perPipeline: Array<{ pipeline: string; credits: number }> };
+      locks: Array<Record<string, unknown>>;
+    };
+    expect(summary.lastRuns.map((r) => [r.pipeline, r.status]).sort()).toEqual([
+      ['enrich', 'done'],
+      ['sync', 'done'],
+    ]);
+    expect(summary.lastRuns.find((r) => r.pipeline === 'enrich')?.credits_spent).toBe(20);
+    expect(summary.credits.total).toBe(20);
+    expect(summary.credits.today).toBe(20);
+    expect(summary.credits.perPipeline).toEqual([{ pipeline: 'enrich', credits: 20, entries: 2 }]);
+    expect(summary.locks).toHaveLength(1);
+    expect(summary.locks[0]).toMatchObject({
+      pipeline: 'nightly',
+      pid: 424242,
+      hostname: 'elsewhere',
+      stale: false,
+    });
+    expect(summary.locks[0]).not.toHaveProperty('token');
+
+    const human = await runCliProcess(['status', '--config', path], { cwd: dir });
+    expect(human.stdout).toMatch(/nightly \(pid 424242 on elsewhere\)/);
+  });
+});
