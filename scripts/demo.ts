@@ -35,7 +35,7 @@ async function main(): Promise<number> {
         database: { path: join(demoDir, 'mirror.sqlite') },
         exports: { dir: join(demoDir, 'exports') },
         snapshots: { dir: join(demoDir, 'snapshots') },
-        log: { level: 'warn' },
+        log: { level: 'error' },
       },
       null,
       2,
@@ -71,6 +71,54 @@ async function main(): Promise<number> {
     sim.control.mutate.setLicenceStatus(withLicence, licence.license_number, 'suspended');
   }
   failures += (await step('A day later: incremental sync fetches only what changed', ['sync'])) === 0 ? 0 : 1;
+  failures +=
+    (await step('What a budgeted re-enrichment would do (spends nothing)', [
+      'enrich',
+      '--budget',
+      '100',
+      '--stale-after',
+      '180d',
+      '--dry-run',
+    ])) === 0
+      ? 0
+      : 1;
+  failures +=
+    (await step('Re-enrich the stalest domains, never spending more than 100 credits', [
+      'enrich',
+      '--budget',
+      '100',
+      '--stale-after',
+      '180d',
+      '--concurrency',
+      '8',
+    ])) === 0
+      ? 0
+      : 1;
+  failures +=
+    (await step('A bulk export of all MGA-licensed domains is refused before any credit is spent', [
+      'export',
+      '--filter',
+      'jurisdiction=mga',
+      '--max-credits',
+      '300',
+    ])) === 0
+      ? 0
+      : 1;
+  failures +=
+    (await step('A narrower export (UKGC licence, targeting GB) fits: created, polled, downloaded, loaded', [
+      'export',
+      '--filter',
+      'jurisdiction=ukgc',
+      '--filter',
+      'geo=GB',
+      '--format',
+      'json',
+      '--max-credits',
+      '400',
+    ])) === 0
+      ? 0
+      : 1;
+  failures += (await step('Parquet snapshots of every mirror table', ['snapshot'])) === 0 ? 0 : 1;
   failures += (await step('Mirror status', ['status'])) === 0 ? 0 : 1;
 
   const mirror = await openMirror(join(demoDir, 'mirror.sqlite'));
@@ -105,6 +153,12 @@ async function main(): Promise<number> {
   );
   say(
     `mirror:  ${relative(root, join(demoDir, 'mirror.sqlite'))}  (open it with sqlite3, DuckDB or any SQLite client)`,
+  );
+  say(
+    `parquet: ${relative(root, join(demoDir, 'snapshots'))}/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet`,
+  );
+  say(
+    `duckdb:  SELECT jurisdiction, count(*) FROM read_parquet('${relative(root, join(demoDir, 'snapshots'))}/licenses/*/*.parquet', hive_partitioning = true) GROUP BY 1;`,
   );
   say('schema:  docs/schema.md');
   return failures === 0 ? 0 : 1;

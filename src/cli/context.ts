@@ -90,7 +90,9 @@ export class CommandContext {
     this.cachedLogger = createPinoLogger({
       level,
       base: { command: this.commandName, ...(file === null ? {} : { pid: process.pid }) },
-      ...(file === null ? {} : { destination: file }),
+      ...(file === null
+        ? { pretty: this.io.stderr.isTTY === true && !this.output.json }
+        : { destination: file }),
     });
     return this.cachedLogger;
   }

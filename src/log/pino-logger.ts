@@ -1,4 +1,5 @@
 import { pino, type DestinationStream } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 import type { LogFields, Logger, LogLevel } from './logger.js';
 import { redact, redactText } from './redact.js';
 
@@ -10,6 +11,12 @@ export interface PinoLoggerOptions {
   destination?: DestinationStream | number | string;
   /** Fields on every line. */
   base?: LogFields;
+  /**
+   * Human-readable lines (pino-pretty) instead of JSON; meant for a terminal on stderr.
+   * Ignored when `destination` is given.
+   * @default false
+   */
+  pretty?: boolean;
 }
 
 /**
@@ -20,7 +27,16 @@ export function createPinoLogger(options: PinoLoggerOptions = {}): Logger {
   const destination =
     typeof options.destination === 'object'
       ? options.destination
-      : pino.destination({ dest: options.destination ?? 2, sync: true });
+      : options.pretty && options.destination === undefined
+        ? PinoPretty({
+            destination: 2,
+            sync: true,
+            colorize: true,
+            translateTime: 'SYS:HH:MM:ss',
+            ignore: 'pid,hostname',
+            singleLine: true,
+          })
+        : pino.destination({ dest: options.destination ?? 2, sync: true });
   const instance = pino(
     { level: options.level ?? 'info', base: options.base ?? {}, timestamp: pino.stdTimeFunctions.isoTime },
     destination,
