@@ -16,7 +16,7 @@ export interface OpenMirrorOptions {
   readonly?: boolean;
   /** Run pending migrations on open (ignored when `readonly`). @default true */
   migrate?: boolean;
-  /** better-sqlite3 busy timeout: how long a write waits for another writer's lock. @default 5000 */
+  /** better-sqlite3 busy timeout: how long a write waits for another writer's lock. @default 15000 */
   busyTimeoutMs?: number;
 }
 
@@ -83,7 +83,7 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
   try {
     // better-sqlite3 opens lazily: "file is not a database" only surfaces on the first statement,
     // so the pragmas double as the format check.
-    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000))}`);
     if (!readonly) {
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');

@@ -32,8 +32,8 @@ describe('the mirror lock between processes', () => {
       error: { code: string; message: string };
       lockHolder: { pipeline: string; pid: number; since: string };
     };
+    expect(summary.error.code, loser.stdout + loser.stderr).toBe('ERR_LOCKED');
     expect(summary.runId).toBeNull();
-    expect(summary.error.code).toBe('ERR_LOCKED');
     expect(summary.lockHolder).toMatchObject({ pipeline: 'nightly', pid: winner.pid });
     expect(summary.error.message).toContain(`pipeline "nightly" (pid ${winner.pid}`);
     expect(summary.error.message).toContain(summary.lockHolder.since);
