@@ -307,3 +307,32 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     );
   }
 }
+
+/** Figures for `bench/run.ts`: load rate against the bare upsert ceiling, and peak RSS, per format. */
+export function benchFigures(result: ExportBenchResult): Array<{
+  figure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  met: boolean | null;
+}> {
+  return result.formats.flatMap((f) => [
+    {
+      figure: `${f.rows} rows ${f.format === 'json' ? 'NDJSON' : 'CSV'} export (${(f.fileBytes / 2 ** 20).toFixed(0)} MiB, fields: ${result.fields.length ? result.fields.join(', ') : 'none'}) loaded, rows/s`,
+      value: `${f.loadRowsPerSecond}/s (download ${f.downloadSeconds} s, load ${f.loadSeconds} s)`,
+      baseline: `bare better-sqlite3 prepared upsert of the same rows ${f.ceiling.rowsPerSecond}/s`,
+      ratio: String(Math.round(f.ratioToCeiling * 100) / 100),
+      target: '≥ 0.5',
+      met: f.ratioToCeiling >= 0.5,
+    },
+    {
+      figure: `peak RSS, ${f.format === 'json' ? 'NDJSON' : 'CSV'} download + load`,
+      value: `${f.peakRssMb} MB`,
+      baseline: `bare upsert ${f.ceiling.peakRssMb} MB`,
+      ratio: String(Math.round((f.peakRssMb / f.ceiling.peakRssMb) * 100) / 100),
+      target: '< 256 MB',
+      met: f.peakRssMb < 256,
+    },
+  ]);
+}
