@@ -33,7 +33,7 @@ export interface BenchResult {
 export interface ClientBenchOptions {
   /**
    * Measuring time per cell in ms.
-   * @default 2000
+   * @default 7000
    */
   durationMs?: number;
   /**
@@ -85,7 +85,7 @@ async function measure(
  * Client and simulator share one process, so the ratio also counts the simulator's CPU.
  */
 export async function runClientBench(options: ClientBenchOptions = {}): Promise<BenchResult> {
-  const durationMs = options.durationMs ?? 2000;
+  const durationMs = options.durationMs ?? 7000;
   const concurrencies = options.concurrencies ?? [1, 8, 32];
   const domainCount = options.domains ?? 5000;
   const sim = await startSimulator({ domains: domainCount, seed: 7 });
@@ -116,10 +116,12 @@ export async function runClientBench(options: ClientBenchOptions = {}): Promise<
       try {
         // Shared machines are noisy: measure in short interleaved rounds (alternating which mode
         // goes first) and keep the median of each mode, after a warm-up of both.
-        const rounds = 5;
+        // The warm-up is long enough for the JIT to settle on both paths: with 400 ms the first
+        // level measured (concurrency 1) still paid for compiling the client's deeper code.
+        const rounds = 7;
         const roundMs = Math.max(100, Math.round(durationMs / rounds));
-        await measure(concurrency, Math.min(500, roundMs), bare);
-        await measure(concurrency, Math.min(500, roundMs), viaClient);
+        await measure(concurrency, 1500, bare);
+        await measure(concurrency, 1500, viaClient);
         const bareRuns: number[] = [];
         const clientRuns: number[] = [];
         for (let round = 0; round < rounds; round++) {
