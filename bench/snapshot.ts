@@ -127,7 +127,7 @@ const DESCRIPTIONS: Record<SnapshotBenchWriter, { library: string; timed: string
     notes: 'Built-in pure-JS SNAPPY. Timestamps are INT64 TIMESTAMP(isAdjustedToUTC=true, MICROS).',
   },
   duckdb: {
-    library: '@duckdb/node-api 1.5.6-r.1',
+    library: '@duckdb/node-api 1.5.5-r.5',
     timed:
       "better-sqlite3 .iterate() → DuckDB Appender into an in-memory VARCHAR table → COPY (SELECT …, CAST(ts AS TIMESTAMPTZ)) TO 'x.parquet' (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 100000)",
     notes:
