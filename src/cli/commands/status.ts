@@ -1,5 +1,10 @@
 import { openMirror } from '../../mirror/database.js';
-import { creditsPerPipeline, creditsSummary, latestAccountSnapshot } from '../../mirror/store/credits.js';
+import {
+  creditsPerDay,
+  creditsPerPipeline,
+  creditsSummary,
+  latestAccountSnapshot,
+} from '../../mirror/store/credits.js';
 import { listLocks } from '../../mirror/store/locks.js';
 import { lastRuns, listRunningPipelineRuns } from '../../mirror/store/runs.js';
 import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
@@ -49,6 +54,16 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     const running = listRunningPipelineRuns(mirror);
     const credits = creditsSummary(mirror, { now });
     const perPipeline = creditsPerPipeline(mirror);
+    const sinceDay = new Date(Date.parse(now) - 6 * 86_400_000).toISOString().slice(0, 10);
+    // Per UTC day and pipeline over the last 7 days (operations folded together).
+    const perDay = new Map<string, { day: string; pipeline: string; credits: number }>();
+    for (const row of creditsPerDay(mirror, { sinceDay })) {
+      const key = `${row.day} ${row.pipeline}`;
+      const entry = perDay.get(key) ?? { day: row.day, pipeline: row.pipeline, credits: 0 };
+      entry.credits += row.credits;
+      perDay.set(key, entry);
+    }
+    const last7Days = [...perDay.values()];
     const account = latestAccountSnapshot(mirror) ?? null;
     const exports = exportsInProgress(mirror);
     // The token is the holder's secret for renewing; status has no use for it.
@@ -63,6 +78,10 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
       `  payment methods  ${counts.paymentMethods.active} active, ${counts.paymentMethods.removed} removed`,
       `  freshness        last_enriched_at from ${fresh.oldestEnrichedAt ?? '-'} to ${fresh.newestEnrichedAt ?? '-'} (median ${fresh.medianEnrichedAt ?? '-'}); ${fresh.profilesNeverFetched} profiles never fetched`,
       `credits spent      today ${credits.today}, this month ${credits.thisMonth}, total ${credits.total}`,
+      ...perPipeline.map(
+        (p) => `  ${p.pipeline.padEnd(16)} ${p.credits} credits in ${p.entries} ledger entries`,
+      ),
+      ...last7Days.map((d) => `  ${d.day}  ${d.pipeline.padEnd(12)} ${d.credits}`),
       ...(account
         ? [
             `account            ${account.available_credits ?? '?'} available of ${account.credits_granted ?? 'unlimited'} (as of ${account.at})`,
@@ -110,7 +129,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
         lastRuns: runs,
         running,
         locks,
-        credits: { ...credits, perPipeline },
+        credits: { ...credits, perPipeline, last7Days },
         account,
         exportsInProgress: exports,
         snapshots,

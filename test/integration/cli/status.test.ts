@@ -54,7 +54,12 @@ describe('status --json (issue 7 acceptance)', () => {
     expect(status.code).toBe(0);
     const summary = JSON.parse(status.stdout) as {
       lastRuns: Array<{ pipeline: string; status: string; credits_spent: number }>;
-      credits: { today: number; total: number; perPipeline: Array<{ pipeline: string; credits: number }> };
+      credits: {
+        today: number;
+        total: number;
+        perPipeline: Array<{ pipeline: string; credits: number }>;
+        last7Days: Array<{ day: string; pipeline: string; credits: number }>;
+      };
       locks: Array<Record<string, unknown>>;
     };
     expect(summary.lastRuns.map((r) => [r.pipeline, r.status]).sort()).toEqual([
@@ -65,6 +70,9 @@ describe('status --json (issue 7 acceptance)', () => {
     expect(summary.credits.total).toBe(20);
     expect(summary.credits.today).toBe(20);
     expect(summary.credits.perPipeline).toEqual([{ pipeline: 'enrich', credits: 20, entries: 2 }]);
+    expect(summary.credits.last7Days).toEqual([
+      { day: new Date().toISOString().slice(0, 10), pipeline: 'enrich', credits: 20 },
+    ]);
     expect(summary.locks).toHaveLength(1);
     expect(summary.locks[0]).toMatchObject({
       pipeline: 'nightly',
