@@ -1,23 +1,13 @@
+import { CANONICAL_FILTERS } from '../config/defaults.js';
 import { InvalidArgumentError } from './errors.js';
 import type { QueryValue } from './urls.js';
 
 /**
- * Canonical filter names of `GET /domains` (PRODUCT.md "Filter names"). The wire names are
- * "not shown" in api-spec.md (only `jurisdiction` is seen), so each is sent under
- * `queryParams[name] ?? name`.
+ * Canonical filter names of `GET /domains` (PRODUCT.md "Filter names"), the one list kept in
+ * `config/` (which validates `api.queryParams` against it). The wire names are "not shown" in
+ * api-spec.md (only `jurisdiction` is seen), so each is sent under `queryParams[name] ?? name`.
  */
-export const CANONICAL_FILTERS = [
-  'jurisdiction',
-  'payment_category',
-  'game_provider',
-  'exclude_provider',
-  'exclude_payment_category',
-  'has_affiliate_programs',
-  'geo',
-  'enriched_after',
-  'per_page',
-  'page',
-] as const;
+export { CANONICAL_FILTERS };
 
 /** A canonical filter name. */
 export type CanonicalFilterName = (typeof CANONICAL_FILTERS)[number];
