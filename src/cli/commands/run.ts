@@ -1,11 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { prepareNamedPipeline, runNamedPipeline } from '../../../pipelines/named.js';
 import type { NamedPipelineStats, PreparedPipeline } from '../../../pipelines/named.js';
 import type { StepContext } from '../../../pipelines/registry.js';
 import type { Config } from '../../config/config.js';
-import type { Logger } from '../../log/logger.js';
-import { createPinoLogger } from '../../log/pino-logger.js';
 import { openMirror } from '../../mirror/database.js';
 import { noopProgress } from '../../runtime/progress.js';
 import type { RunResult } from '../../runtime/run-result.js';
@@ -75,7 +71,8 @@ export async function openStepContext(
   needsApi: boolean,
   progress: boolean,
 ): Promise<{ ctx: StepContext; close(): Promise<void> }> {
-  const logger = commandLogger(ctx, config);
+  // The CLI's logger already goes to `log.file` when the config sets one.
+  const logger = ctx.logger;
   if (needsApi) {
     const services = await openServices(ctx, progress);
     return { ctx: { ...services, config, logger }, close: () => services.close() };
@@ -90,20 +87,6 @@ export async function openStepContext(
     clock: systemClock,
   };
   return { ctx: runCtx, close: () => mirror.close() };
-}
-
-/**
- * The command's logger: pino JSON lines appended to `log.file` when set (its directory is
- * created), the CLI's stderr logger otherwise.
- */
-export function commandLogger(ctx: CommandContext, config: Config): Logger {
-  if (config.log.file === null) return ctx.logger;
-  mkdirSync(dirname(config.log.file), { recursive: true });
-  return createPinoLogger({
-    level: config.log.level,
-    destination: config.log.file,
-    base: { command: ctx.commandName, pid: process.pid },
-  });
 }
 
 /** Text lines for a named run: one per step with its status and run id. */

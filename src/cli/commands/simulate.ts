@@ -1,4 +1,3 @@
-import { createPinoLogger } from '../../log/pino-logger.js';
 import { startSimulator } from '../../simulator/index.js';
 import { UsageError } from '../../util/domain-sync-error.js';
 import type { CommandContext, CommandResult } from '../context.js';
@@ -28,7 +27,8 @@ export async function simulateCommand(ctx: CommandContext, options: SimulateOpti
   // domain-sync account --base-url …` works against it out of the box.
   const apiKey = options.apiKey ?? DEFAULT_SIMULATOR_KEY;
   const openMode = options.apiKey === undefined;
-  const logger = createPinoLogger({ level: ctx.config.log.level, base: { command: 'simulate' } });
+  // Read the config first, so that log.level and log.file apply to the simulator's log too.
+  const logger = ctx.config && ctx.logger;
   const sim = await startSimulator({
     port: options.port,
     host: options.host,
