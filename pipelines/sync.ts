@@ -10,10 +10,9 @@ import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { updatePipelineRunStats } from '../src/mirror/store/runs.js';
 import { TaskQueue } from '../src/runtime/queue.js';
-import { errorCode, runPipeline } from '../src/runtime/run.js';
+import { errorCode, runPipeline, runStatusForError } from '../src/runtime/run.js';
 import type { RunContext } from '../src/runtime/run-context.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
-import { AbortedError } from '../src/util/domain-sync-error.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
 
 /** Options of {@link syncPipeline}; the CLI maps `sync`'s flags onto these. */
@@ -230,25 +229,10 @@ class SyncRun {
     stats.profilesFailed = this.failures.length;
     const error = stopped ? this.stopError : undefined;
     if (error !== undefined) {
-      const code = errorCode(error);
-      if (code !== 'ERR_AUTH' && code !== 'ERR_QUOTA_EXCEEDED' && !(error instanceof AbortedError))
-        throw error;
-      if (error instanceof AbortedError) {
-        return {
-          status: 'interrupted' as const,
-          stats,
-          failures: this.failures,
-          creditsSpent: 0,
-          error: describe(error),
-        };
-      }
-      return {
-        status: 'stopped_by_service' as const,
-        stats,
-        failures: this.failures,
-        creditsSpent: 0,
-        error: describe(error),
-      };
+      // A stop keeps this run's stats and item failures, so it is returned rather than thrown.
+      const status = runStatusForError(error);
+      if (status === 'failed') throw error;
+      return { status, stats, failures: this.failures, creditsSpent: 0, error: describe(error) };
     }
     return { status: 'done' as const, stats, failures: this.failures, creditsSpent: 0 };
   }
@@ -337,16 +321,12 @@ class SyncRun {
         this.profilesTask.increment();
         this.flush(false);
       } catch (error) {
-        const code = errorCode(error);
-        if (
-          error instanceof AbortedError ||
-          code === 'ERR_ABORTED' ||
-          code === 'ERR_AUTH' ||
-          code === 'ERR_QUOTA_EXCEEDED'
-        ) {
+        // An abort or a stop by the service (401) ends the run; anything else is this item's.
+        if (runStatusForError(error) !== 'failed') {
           this.noteStop(error);
           return;
         }
+        const code = errorCode(error);
         // One bad profile (404 between listing and fetch, malformed body, a server that keeps
         // failing) is an item failure: reported with its domain, retried by the next run.
         this.failures.push({

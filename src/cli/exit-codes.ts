@@ -1,3 +1,4 @@
+import { SERVICE_STOP_CODES } from '../runtime/run-result.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 
 /** Exit statuses of the contract (PRODUCT.md "CLI"). */
@@ -13,7 +14,6 @@ export const EXIT = {
 } as const;
 
 const USAGE_CODES = new Set(['ERR_USAGE', 'ERR_CONFIG', 'ERR_MISSING_API_KEY']);
-const SERVICE_STOP_CODES = new Set(['ERR_AUTH', 'ERR_QUOTA_EXCEEDED', 'ERR_INSUFFICIENT_CREDITS']);
 
 /** The one place errors become exit statuses (STYLE.md §3). Matches on `code`, never messages. */
 export function exitCodeForError(error: unknown): number {

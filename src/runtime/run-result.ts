@@ -1,3 +1,5 @@
+import { AbortedError } from '../util/domain-sync-error.js';
+
 /** How a pipeline ended (STYLE.md §3): a failed item is data, not an exception. */
 export type RunStatus = 'done' | 'budget_reached' | 'stopped_by_service' | 'interrupted' | 'failed';
 
@@ -23,4 +25,30 @@ export interface RunResult<Stats extends object = Record<string, unknown>> {
   creditsSpent: number;
   /** Set when status is failed, stopped_by_service or interrupted. */
   error?: { code: string; message: string };
+}
+
+/** Error codes that mean "the service stopped us" (exit 3), not "we failed". */
+export const SERVICE_STOP_CODES: ReadonlySet<string> = new Set([
+  'ERR_AUTH',
+  'ERR_QUOTA_EXCEEDED',
+  'ERR_INSUFFICIENT_CREDITS',
+]);
+
+/**
+ * How an error ends a run: an abort is `interrupted`, a rejected key or exhausted credits is
+ * `stopped_by_service`, anything else `failed`. The one place this rule lives; pipelines that
+ * keep their own stats and failures when stopping use it too.
+ */
+export function runStatusForError(
+  error: unknown,
+): Extract<RunStatus, 'interrupted' | 'stopped_by_service' | 'failed'> {
+  const code = errorCode(error);
+  if (error instanceof AbortedError || code === 'ERR_ABORTED') return 'interrupted';
+  return SERVICE_STOP_CODES.has(code) ? 'stopped_by_service' : 'failed';
+}
+
+/** The stable code of an error, or `ERR_INTERNAL` for one we did not raise on purpose. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_') ? code : 'ERR_INTERNAL';
 }

@@ -1,13 +1,12 @@
 import { redactText } from '../log/redact.js';
 import { finishPipelineRun, startPipelineRun } from '../mirror/store/runs.js';
-import { AbortedError } from '../util/domain-sync-error.js';
 import { isoFromMs } from '../util/time.js';
 import { acquireMirrorLock, LockedError, type MirrorLockHandle } from './lock.js';
 import type { RunContext } from './run-context.js';
+import { errorCode, runStatusForError } from './run-result.js';
 import type { ItemFailure, RunResult, RunStatus } from './run-result.js';
 
-/** Error codes that mean "the service stopped us" (exit 3), not "we failed". */
-const SERVICE_STOP_CODES = new Set(['ERR_AUTH', 'ERR_QUOTA_EXCEEDED', 'ERR_INSUFFICIENT_CREDITS']);
+export { errorCode, runStatusForError, SERVICE_STOP_CODES } from './run-result.js';
 
 /** What a pipeline body hands back to {@link runPipeline}. */
 export interface PipelineBodyResult<Stats extends object> {
@@ -82,12 +81,7 @@ async function runRecorded<Stats extends object, Ctx extends MirrorRunContext>(
     outcome = await body({ id, startedAt, ctx: { ...ctx, logger } });
   } catch (error) {
     const code = errorCode(error);
-    const status: RunStatus =
-      error instanceof AbortedError || code === 'ERR_ABORTED'
-        ? 'interrupted'
-        : SERVICE_STOP_CODES.has(code)
-          ? 'stopped_by_service'
-          : 'failed';
+    const status = runStatusForError(error);
     outcome = {
       status,
       stats: partialStats(),
@@ -142,7 +136,7 @@ function notStarted<Stats extends object>(
   return {
     pipeline,
     runId: null,
-    status: error instanceof AbortedError || code === 'ERR_ABORTED' ? 'interrupted' : 'failed',
+    status: runStatusForError(error),
     startedAt: now,
     finishedAt: now,
     // Nothing ran: the stats are the body's initial ones, so every command can print them.
@@ -152,10 +146,4 @@ function notStarted<Stats extends object>(
     error: { code, message },
     ...(holder ? { lockHolder: holder } : {}),
   };
-}
-
-/** The stable code of an error, or `ERR_INTERNAL` for one we did not raise on purpose. */
-export function errorCode(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('ERR_') ? code : 'ERR_INTERNAL';
 }
