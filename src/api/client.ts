@@ -545,6 +545,22 @@ class HttpTransport implements ApiTransport {
     );
   }
 
+  /** The error for a non-2xx response; an error body that is not JSON is kept as text. */
+  #errorFromBody(
+    request: JsonRequest,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    text: string,
+  ): ApiError {
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: the text itself is what the service said.
+    }
+    return errorFromResponse(request.method, request.url.endpointPath, status, headers, body, this.#now());
+  }
+
   async #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
     const startedAt = this.#logging ? performance.now() : 0;
     let status: number | undefined;
@@ -571,22 +587,7 @@ class HttpTransport implements ApiTransport {
         }
         throw this.#transportError(request, error, status, attempt);
       }
-      if (!ok) {
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          // An error body that is not JSON is kept as text.
-        }
-        throw errorFromResponse(
-          request.method,
-          request.url.endpointPath,
-          status,
-          response.headers,
-          body,
-          this.#now(),
-        );
-      }
+      if (!ok) throw this.#errorFromBody(request, status, response.headers, text);
       if (text.trim() === '') {
         throw new ProtocolError(
           { method: request.method, path: request.url.endpointPath, status },
@@ -639,20 +640,7 @@ class HttpTransport implements ApiTransport {
         } catch {
           // The status is what matters; a broken error body is ignored.
         }
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          // kept as text
-        }
-        throw errorFromResponse(
-          request.method,
-          request.url.endpointPath,
-          status,
-          response.headers,
-          body,
-          this.#now(),
-        );
+        throw this.#errorFromBody(request, status, response.headers, text);
       }
       // From here the body belongs to the caller; undici's bodyTimeout still limits stalls and
       // the caller's signal still aborts it.

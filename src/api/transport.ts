@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { RequestSafety } from './retry.js';
 import type { ResolvedUrl } from './urls.js';
+import { pathSegment } from './urls.js';
 
 /** One JSON request as resources describe it to the transport. */
 export interface JsonRequest {
@@ -53,4 +54,21 @@ export interface ApiTransport {
   now(): number;
   /** Abortable sleep (injectable for tests). */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * The URL of one resource given either its id (a number, or a string of digits) or a URL the
+ * service returned for it (`poll_url`, `download_url`): `/<collection>/<id><suffix>` under the
+ * base path for an id, else the URL resolved with the same-origin check (`ForeignOriginError`).
+ */
+export function resourceUrl(
+  transport: ApiTransport,
+  collection: string,
+  idOrUrl: number | string,
+  suffix = '',
+): ResolvedUrl {
+  if (typeof idOrUrl === 'number' || /^\d+$/.test(idOrUrl)) {
+    return transport.url(`/${collection}/${pathSegment(idOrUrl)}${suffix}`);
+  }
+  return transport.resolveUrl(idOrUrl);
 }

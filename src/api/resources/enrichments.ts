@@ -2,8 +2,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { pollUntilSettled } from '../poll.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
-import type { ResolvedUrl } from '../urls.js';
-import { pathSegment } from '../urls.js';
+import { resourceUrl } from '../transport.js';
 import {
   EnrichmentCachedResponseSchema,
   EnrichmentRunResponseSchema,
@@ -122,13 +121,6 @@ export async function startEnrichment(
   };
 }
 
-function runUrl(transport: ApiTransport, idOrPollUrl: number | string): ResolvedUrl {
-  if (typeof idOrPollUrl === 'number' || /^\d+$/.test(idOrPollUrl)) {
-    return transport.url(`/enrichment_runs/${pathSegment(idOrPollUrl)}`);
-  }
-  return transport.resolveUrl(idOrPollUrl);
-}
-
 /**
  * `GET /enrichment_runs/:id` (0 credits): a run in any state. Takes the run id or its
  * `poll_url`; a `poll_url` on another origin throws `ForeignOriginError` without a request. An
@@ -139,7 +131,7 @@ export async function getEnrichmentRun(
   idOrPollUrl: number | string,
   options: RequestOptions = {},
 ): Promise<EnrichmentRun> {
-  const url = runUrl(transport, idOrPollUrl);
+  const url = resourceUrl(transport, 'enrichment_runs', idOrPollUrl);
   const response = await transport.requestJson({
     method: 'GET',
     url,
@@ -166,7 +158,7 @@ export function waitForEnrichmentRun(
     PollOptions<EnrichmentRun>,
 ): Promise<EnrichmentRun> {
   // Resolve once up front: a foreign poll_url fails before the first request.
-  const url = runUrl(transport, idOrPollUrl);
+  const url = resourceUrl(transport, 'enrichment_runs', idOrPollUrl);
   return pollUntilSettled(
     {
       subject: `enrichment run ${String(idOrPollUrl)}`,

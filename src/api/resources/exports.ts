@@ -6,6 +6,7 @@ import { filenameFromContentDisposition, sanitizeFilename } from '../filename.js
 import { pollUntilSettled } from '../poll.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
+import { resourceUrl } from '../transport.js';
 import type { ResolvedUrl } from '../urls.js';
 import { pathSegment } from '../urls.js';
 import { ExportCreatedResponseSchema, ExportInfoResponseSchema, parseWire } from '../wire.js';
@@ -105,20 +106,13 @@ export async function createExport(
   };
 }
 
-function exportUrl(transport: ApiTransport, idOrPollUrl: number | string): ResolvedUrl {
-  if (typeof idOrPollUrl === 'number' || /^\d+$/.test(idOrPollUrl)) {
-    return transport.url(`/exports/${pathSegment(idOrPollUrl)}`);
-  }
-  return transport.resolveUrl(idOrPollUrl);
-}
-
 /** `GET /exports/:id` (0 credits), by id or `poll_url` (same-origin only). */
 export async function getExport(
   transport: ApiTransport,
   idOrPollUrl: number | string,
   options: RequestOptions = {},
 ): Promise<ExportInfo> {
-  const url = exportUrl(transport, idOrPollUrl);
+  const url = resourceUrl(transport, 'exports', idOrPollUrl);
   const response = await transport.requestJson({
     method: 'GET',
     url,
@@ -154,7 +148,7 @@ export function waitForExport(
   options: Required<Pick<PollOptions<ExportInfo>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
     PollOptions<ExportInfo>,
 ): Promise<ExportInfo> {
-  const url = exportUrl(transport, idOrPollUrl);
+  const url = resourceUrl(transport, 'exports', idOrPollUrl);
   return pollUntilSettled(
     {
       subject: `export ${String(idOrPollUrl)}`,
@@ -187,11 +181,9 @@ export async function downloadExport(
     url = exportOrUrl.download_url
       ? transport.resolveUrl(exportOrUrl.download_url)
       : transport.url(`/exports/${pathSegment(exportOrUrl.id)}/download`);
-  } else if (typeof exportOrUrl === 'number' || /^\d+$/.test(exportOrUrl)) {
-    fallback = `export-${exportOrUrl}.bin`;
-    url = transport.url(`/exports/${pathSegment(exportOrUrl)}/download`);
   } else {
-    url = transport.resolveUrl(exportOrUrl);
+    if (typeof exportOrUrl === 'number' || /^\d+$/.test(exportOrUrl)) fallback = `export-${exportOrUrl}.bin`;
+    url = resourceUrl(transport, 'exports', exportOrUrl, '/download');
   }
   const response = await transport.requestStream({ url, safety: 'safe', signal: options.signal });
   const length = Number(headerValue(response.headers, 'content-length'));
