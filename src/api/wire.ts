@@ -71,8 +71,9 @@ export type ProfileSection = Known<(typeof PROFILE_SECTIONS)[number]>;
 /** Envelope of every success response: `success`, `data`, optional `message`. */
 function envelope<T extends z.ZodType>(data: T) {
   return z.looseObject({
-    // The spec says `success` is true on success; its absence is tolerated, the status decides.
-    success: z.boolean().optional(),
+    // The spec says `success` is true on success; its absence (or a null) is tolerated, the
+    // status decides. A null is treated like a missing value here as for every optional field.
+    success: z.boolean().nullish(),
     message: z.string().nullish(),
     data,
   });
@@ -133,7 +134,9 @@ export type PaymentMethod = z.infer<typeof PaymentMethodSchema>;
 
 /** `meta` of a profile. */
 export const ProfileMetaSchema = z.looseObject({
-  freshness_age_seconds: z.number().nullish(),
+  // api-spec.md "Domain profile": an integer. A fraction is refused here, naming the field, rather
+  // than later by the mirror's integer column with a less precise path.
+  freshness_age_seconds: optionalInt,
   served_from_cache: optionalBool,
   billable: optionalBool,
   observed_at: optionalTimestamp,
