@@ -362,6 +362,8 @@ class HttpTransport implements ApiTransport {
   readonly options: ResolvedClientOptions;
   readonly #base: ParsedBaseUrl;
   readonly #headers: Readonly<Record<string, string>>;
+  /** {@link #headers} plus the JSON content type, for requests with a body. */
+  readonly #bodyHeaders: Readonly<Record<string, string>>;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #limiter: RequestLimiter;
@@ -383,6 +385,7 @@ class HttpTransport implements ApiTransport {
       'user-agent': resolved.userAgent,
       accept: 'application/json',
     });
+    this.#bodyHeaders = Object.freeze({ ...this.#headers, 'content-type': 'application/json' });
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -503,10 +506,8 @@ class HttpTransport implements ApiTransport {
         'client closed',
       );
     }
-    const headers: Record<string, string> =
-      request.body === undefined
-        ? { ...this.#headers }
-        : { ...this.#headers, 'content-type': 'application/json' };
+    // Both header objects are built once (frozen; undici only reads them).
+    const headers = request.body === undefined ? this.#headers : this.#bodyHeaders;
     try {
       // The per-attempt timeout is undici's: headersTimeout (request sent → headers) and
       // bodyTimeout (longest pause between body chunks), plus the Agent's connect timeout. This

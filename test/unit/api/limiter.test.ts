@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'vitest';
+import { RequestLimiter } from '../../../src/api/limiter.js';
+
+/** A task that stays in flight until `release()` is called; records when it started. */
+function gate(log: string[], name: string) {
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => (release = resolve));
+  return {
+    task: async (): Promise<string> => {
+      log.push(`start ${name}`);
+      await done;
+      return name;
+    },
+    release: () => release(),
+  };
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe.each([
+  ['no rate limit (counter)', Infinity],
+  ['rate limited (p-queue)', 1_000_000],
+])('RequestLimiter, %s', (_label, requestsPerSecond) => {
+  test('never runs more than `concurrency` tasks at once, and starts waiters in order', async () => {
+    const limiter = new RequestLimiter({ concurrency: 2, requestsPerSecond });
+    const log: string[] = [];
+    const gates = ['a', 'b', 'c', 'd'].map((n) => gate(log, n));
+    const results = gates.map((g) => limiter.run(g.task));
+    await tick();
+    expect(log).toEqual(['start a', 'start b']);
+    expect(limiter.running).toBe(2);
+    expect(limiter.waiting).toBe(2);
+    gates[1]!.release();
+    await tick();
+    expect(log).toEqual(['start a', 'start b', 'start c']);
+    gates[0]!.release();
+    gates[2]!.release();
+    gates[3]!.release();
+    expect(await Promise.all(results)).toEqual(['a', 'b', 'c', 'd']);
+    expect(limiter.running).toBe(0);
+    expect(limiter.waiting).toBe(0);
+  });
+
+  test('a failing task frees its slot', async () => {
+    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
+    await expect(limiter.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(limiter.run(() => Promise.resolve(7))).resolves.toBe(7);
+    expect(limiter.running).toBe(0);
+  });
+
+  test('a waiter whose signal aborts never starts and rejects with ERR_ABORTED', async () => {
+    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
+    const log: string[] = [];
+    const first = gate(log, 'first');
+    const running = limiter.run(first.task);
+    const controller = new AbortController();
+    const waiting = limiter.run(gate(log, 'never').task, controller.signal);
+    await tick();
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    first.release();
+    await running;
+    expect(log).toEqual(['start first']);
+    expect(limiter.waiting).toBe(0);
+  });
+
+  test('an already aborted signal rejects at once', async () => {
+    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
+    const controller = new AbortController();
+    controller.abort();
+    await expect(limiter.run(() => Promise.resolve(1), controller.signal)).rejects.toMatchObject({
+      code: 'ERR_ABORTED',
+    });
+  });
+});
+
+test('clear() without a rate limit rejects the waiters instead of leaving them pending', async () => {
+  const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond: Infinity });
+  const log: string[] = [];
+  const first = gate(log, 'first');
+  const running = limiter.run(first.task);
+  const waiting = limiter.run(gate(log, 'dropped').task);
+  await tick();
+  limiter.clear();
+  await expect(waiting).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+  first.release();
+  await expect(running).resolves.toBe('first');
+  expect(log).toEqual(['start first']);
+});
