@@ -1,6 +1,7 @@
 import { onTestFinished } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { RunningSimulator, SimulatorOptions } from '../../src/simulator/index.js';
+import { registerKey } from '../resilience/security/artifacts.js';
 
 /**
  * Starts a simulator for the current test and closes it when the test finishes, so tests never
@@ -8,6 +9,10 @@ import type { RunningSimulator, SimulatorOptions } from '../../src/simulator/ind
  */
 export async function startTestSimulator(options?: SimulatorOptions): Promise<RunningSimulator> {
   const sim = await startSimulator(options);
+  // Every key the simulator accepts is one the suite-wide key scan looks for.
+  if (options?.apiKeys && options.apiKeys.length > 0)
+    for (const key of options.apiKeys) registerKey(key, 'simulator');
+  else registerKey(sim.apiKey, 'simulator-default');
   onTestFinished(() => sim.close());
   return sim;
 }
