@@ -28,6 +28,7 @@ import {
 } from '../src/mirror/store/exports.js';
 import type { ExportRecord } from '../src/mirror/store/exports.js';
 import { PROFILE_SECTIONS } from '../src/mirror/store/domains.js';
+import { withBackgroundCheckpoints } from '../src/mirror/checkpointer.js';
 import { clearSyncState, getSyncState, setSyncState } from '../src/mirror/store/sync-state.js';
 import { errorCode, runPipeline } from '../src/runtime/run.js';
 import type { RunContext } from '../src/runtime/run-context.js';
@@ -777,15 +778,18 @@ class ExportRun {
       batch = [];
       this.maybeLog('export load progress', { exportId: record.id, rows: loaded, of: rows });
     };
-    for await (const { row } of readExportRows(path, format)) {
-      batch.push(row);
-      if (batch.length >= batchSize) {
-        flush();
-        // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
-        if (ctx.signal.aborted) throw new AbortedError();
+    // Bulk write: WAL checkpoints move to a worker thread (src/mirror/checkpointer.ts).
+    await withBackgroundCheckpoints(ctx.mirror, async () => {
+      for await (const { row } of readExportRows(path, format)) {
+        batch.push(row);
+        if (batch.length >= batchSize) {
+          flush();
+          // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
+          if (ctx.signal.aborted) throw new AbortedError();
+        }
       }
-    }
-    if (batch.length > 0) flush();
+      if (batch.length > 0) flush();
+    });
     loadTask.done();
     stats.rowsLoaded = loaded;
     markExportLoaded(ctx.mirror, record.id, { loadedAt: this.now(), rowsLoaded: loaded, filePath: path });

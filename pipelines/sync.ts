@@ -6,6 +6,7 @@ import {
   upsertDomainSummaries,
   upsertProfiles,
 } from '../src/mirror/store/domains.js';
+import { withBackgroundCheckpoints } from '../src/mirror/checkpointer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { updatePipelineRunStats } from '../src/mirror/store/runs.js';
@@ -91,7 +92,11 @@ export async function syncPipeline(
   return runPipeline(
     ctx,
     PIPELINE,
-    (run) => new SyncRun(run.ctx, run.id, run.startedAt, options, stats).execute(),
+    // A sync is a bulk write: WAL checkpoints move to a worker thread (src/mirror/checkpointer.ts).
+    (run) =>
+      withBackgroundCheckpoints(run.ctx.mirror, () =>
+        new SyncRun(run.ctx, run.id, run.startedAt, options, stats).execute(),
+      ),
     () => stats,
   );
 }
