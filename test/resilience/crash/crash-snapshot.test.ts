@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
+import { scale } from '../mode.js';
+import { describeOutcome, summaryOf } from './child.js';
+import { runCrashMatrix, runPipelineChild } from './matrix.js';
+import type { CrashScenario, Workspace } from './matrix.js';
+import { diffSnapshots, listFiles, query } from './mirror-checks.js';
+import type { TableSpec } from './mirror-checks.js';
+
+/** The tables `snapshot` writes by default (PRODUCT.md "Snapshots": every mirror table). */
+const DATA_TABLES = [
+  'domains',
+  'licenses',
+  'payment_methods',
+  'domain_sections',
+  'enrichment_runs',
+  'exports',
+];
+
+/**
+ * Every workspace starts from a copy of the same mirror, so the data tables are compared whole.
+ * `pipeline_runs` is bookkeeping: its snapshot holds this run (still `running`) and the killed
+ * ones, so only its row count is checked against the mirror.
+ */
+const SAME_MIRROR_SPECS: readonly TableSpec[] = DATA_TABLES.map((table) => ({ table }));
+
+/** Rows per table in the snapshot of `date`, read back with DuckDB. */
+export async function snapshotCounts(
+  ws: Workspace,
+  tables: readonly string[],
+): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of tables) {
+    const glob = sqlString(join(ws.snapshotsDir, table, '*', '*.parquet'));
+    const { rows } = await duckdbQuery(`SELECT count(*) AS n FROM read_parquet(${glob})`);
+    out[table] = Number(rows[0]!.n);
+  }
+  return out;
+}
+
+/** The manifest's table entries without what differs between any two runs (bytes, times, run ids). */
+export function manifestTables(ws: Workspace, file: string): Record<string, unknown> {
+  const manifest = JSON.parse(readFileSync(join(ws.snapshotsDir, file), 'utf8')) as {
+    tables: Record<string, Record<string, unknown>>;
+  };
+  return Object.fromEntries(
+    Object.entries(manifest.tables)
+      .filter(([table]) => table !== 'pipeline_runs')
+      .map(([table, entry]) => {
+        const { bytes: _bytes, written_at: _writtenAt, pipeline_run_id: _runId, ...kept } = entry;
+        return [table, kept];
+      }),
+  );
+}
+
+/**
+ * `snapshot` of a synced 3,000-domain mirror: seven Parquet files and a manifest. No request is
+ * made, so kills are drawn in time and on the appearance of a temporary file.
+ */
+const SNAPSHOT: CrashScenario = {
+  pipeline: 'snapshot',
+  args: ['snapshot'],
+  sim: { domains: 3_000 },
+  faults: [],
+  triggers: ['time', 'time', 'file'],
+  budget: 0,
+  prepare: async (ws) => {
+    const synced = await runPipelineChild({ ...SNAPSHOT, args: ['sync'] }, ws);
+    if (synced.code !== 0) throw new Error(`template sync failed: ${describeOutcome(synced)}`);
+  },
+  verify: async ({ trial, baseline, final, where }) => {
+    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(await diffSnapshots(trial.snapshotsDir, baseline.snapshotsDir, SAME_MIRROR_SPECS), where).toEqual(
+      [],
+    );
+    const tables = [...DATA_TABLES, 'pipeline_runs'];
+    const mirrorCounts = Object.fromEntries(
+      tables.map((t) => [t, query<{ n: number }>(trial.dbPath, `SELECT count(*) AS n FROM ${t}`)[0]!.n]),
+    );
+    expect(await snapshotCounts(trial, tables), where).toEqual(mirrorCounts);
+    const files = await listFiles(trial.snapshotsDir);
+    expect(files, where).toEqual(await listFiles(baseline.snapshotsDir));
+    const manifest = files.find((f) => f.startsWith('_manifests/'))!;
+    expect(manifestTables(trial, manifest), where).toEqual(manifestTables(baseline, manifest));
+    expect((summaryOf(final)?.stats as { snapshotDate?: string }).snapshotDate, where).toBe(
+      /snapshot_date=(\d{4}-\d{2}-\d{2})/.exec(manifest)?.[1],
+    );
+    return { recovered: true };
+  },
+};
+
+describe('crash matrix: snapshot', () => {
+  it(
+    'killed with SIGKILL at seeded random points, then run again: the files equal the fault-free ones',
+    async () => {
+      const figures = await runCrashMatrix(SNAPSHOT, scale(1, 10));
+      expect(figures.killsMidRun).toBeGreaterThanOrEqual(scale(1, 10));
+      expect(figures.recovered).toBe(figures.trials);
+    },
+    scale(120_000, 600_000),
+  );
+});

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { scale } from '../mode.js';
+import { describeOutcome } from './child.js';
+import { runCrashMatrix } from './matrix.js';
+import type { CrashScenario } from './matrix.js';
+import { diffMirrors } from './mirror-checks.js';
+import { CATALOGUE_TABLES, SYNC_STATE_TABLE } from './tables.js';
+
+/** A first full sync of 400 domains; 15 ms of latency per request keeps it going about a second. */
+const SYNC: CrashScenario = {
+  pipeline: 'sync',
+  args: ['sync'],
+  sim: { domains: 400 },
+  faults: [{ kind: 'latency', latencyMs: 15 }],
+  triggers: ['request', 'request', 'time'],
+  budget: 0,
+  verify: ({ trial, baseline, final, where }) => {
+    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(diffMirrorWithTruth(trial.dbPath, trial.sim), where).toEqual([]);
+    expect(
+      diffMirrors(trial.dbPath, baseline.dbPath, [...CATALOGUE_TABLES, SYNC_STATE_TABLE]),
+      where,
+    ).toEqual([]);
+    return { recovered: true };
+  },
+};
+
+describe('crash matrix: sync', () => {
+  it(
+    'killed with SIGKILL at seeded random points, then run again: the mirror equals the fault-free one',
+    async () => {
+      const figures = await runCrashMatrix(SYNC, scale(2, 10));
+      expect(figures.killsMidRun).toBeGreaterThanOrEqual(scale(2, 10));
+      expect(figures.recovered).toBe(figures.trials);
+    },
+    scale(120_000, 600_000),
+  );
+});

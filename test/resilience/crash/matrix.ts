@@ -1,0 +1,439 @@
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect, onTestFinished } from 'vitest';
+import { startSimulator } from '../../../src/simulator/index.js';
+import type {
+  FaultRule,
+  RunningSimulator,
+  SimulatorOptions,
+  UsageEntry,
+} from '../../../src/simulator/index.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { testConfigFile } from '../../helpers/test-context.js';
+import { clockAheadImport, describeOutcome, runChild, summaryOf } from './child.js';
+import type { ChildOutcome, KillTrigger } from './child.js';
+import {
+  integrityCheck,
+  killStage,
+  listFiles,
+  nonFinalFiles,
+  brokenSnapshotFiles,
+  query,
+} from './mirror-checks.js';
+import type { KillStage } from './mirror-checks.js';
+
+/**
+ * The seed of every random choice of the crash matrix (kill points, second kills). Fixed so a
+ * failure is reproducible; `CRASH_SEED=n` explores other points. Printed in every summary line.
+ */
+export const CRASH_SEED = Number(process.env.CRASH_SEED ?? 8_001);
+
+/** Seed of the simulators' catalogues (every workspace of a pipeline gets the same one). */
+const CATALOGUE_SEED = 8;
+
+/**
+ * How far "later" a later run is: beyond the 10 minutes after which an unresolved enrichment
+ * intent is checked against the domain's profile (pipelines/enrich.ts DEFAULT_INTENT_LAPSE_MS).
+ */
+export const LATER_MS = 11 * 60_000;
+
+/** mulberry32: a small deterministic PRNG, uniform in [0, 1). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function hashLabel(label: string): number {
+  let h = 2_166_136_261;
+  for (const ch of label) h = Math.imul(h ^ ch.charCodeAt(0), 16_777_619);
+  return h >>> 0;
+}
+
+/** One pipeline's own directory, mirror, config and simulator. */
+export interface Workspace {
+  dir: string;
+  dbPath: string;
+  exportsDir: string;
+  snapshotsDir: string;
+  configPath: string;
+  sim: RunningSimulator;
+  env: Record<string, string>;
+}
+
+/**
+ * - `request`: SIGKILL once the simulator has received the k-th API request of this process
+ *   (with the latency faults, that request and the others in flight are still unanswered);
+ * - `time`: SIGKILL t ms after spawn, between the fault-free run's start of work and its end
+ *   (covers purely local stages: loading a file, writing Parquet, committing);
+ * - `file`: SIGKILL 0–20 ms after a temporary file first appears in exports.dir or
+ *   snapshots.dir (mid-write).
+ */
+export type TriggerKind = 'request' | 'time' | 'file';
+
+/** A drawn kill point. */
+export interface KillPoint {
+  kind: TriggerKind;
+  value: number;
+}
+
+/** What {@link runCrashMatrix} needs to know about one pipeline. */
+export interface CrashScenario {
+  /** Name in the summary: `sync`, `export`, `enrich`, `snapshot`, `run nightly`. */
+  pipeline: string;
+  /** The command and its flags (global flags are added). */
+  args: readonly string[];
+  /** Simulator options of every workspace (the catalogue seed is added). */
+  sim: SimulatorOptions;
+  /** Faults of every simulator, the fault-free run's included (latency, so kills land mid-request). */
+  faults: readonly FaultRule[];
+  /** Config overrides on top of the test defaults and the short lock lease. */
+  config?: Record<string, unknown>;
+  triggers: readonly TriggerKind[];
+  /** Credits the pipeline may spend in a trial (the killed attempts and the recovery together). */
+  budget: number;
+  /** Builds the mirror every workspace starts from, in its own workspace (copied, not rebuilt). */
+  prepare?: (ws: Workspace) => Promise<void>;
+  /** True when the product documents that only a later run converges (enrich's open intents). */
+  needsLaterRun?: (ws: Workspace) => boolean;
+  /** Compares a recovered workspace with the fault-free one; asserts, and classifies the result. */
+  verify: (ctx: VerifyContext) => Promise<TrialVerdict> | TrialVerdict;
+}
+
+export interface VerifyContext {
+  trial: Workspace;
+  baseline: Workspace;
+  /** The last run (the one that went to the end). */
+  final: ChildOutcome;
+  /** Every run of the trial, killed ones first. */
+  runs: ChildOutcome[];
+  /** Assertion message prefix naming the seed, trial and kill points. */
+  where: string;
+}
+
+export interface TrialVerdict {
+  /** True when the mirror equals the fault-free result; false for a documented refusal. */
+  recovered: boolean;
+  /** Why not recovered (documented behaviour, asserted by the scenario). */
+  refusal?: string;
+}
+
+/** Figures of one pipeline's matrix, printed as one line. */
+export interface MatrixFigures {
+  pipeline: string;
+  seed: number;
+  trials: number;
+  killsInjected: number;
+  killsMidRun: number;
+  killsAtStartup: number;
+  killsAfterFinish: number;
+  notInjected: number;
+  byTrigger: Record<TriggerKind, number>;
+  recovered: number;
+  refused: Record<string, number>;
+  laterRuns: number;
+  paidTwice: number;
+  maxCredits: number;
+  budget: number;
+  creditsChecked: number;
+}
+
+/** Builds a fresh workspace: simulator with the scenario's catalogue and faults, config, template mirror. */
+export async function openWorkspace(scenario: CrashScenario, templateDb?: string): Promise<Workspace> {
+  const dir = await tempDir('domain-sync-crash-');
+  const sim = await startSimulator({ ...scenario.sim, seed: CATALOGUE_SEED });
+  onTestFinished(() => sim.close());
+  sim.control.setFaults([...scenario.faults]);
+  const configPath = join(dir, 'config.json');
+  const body = testConfigFile(dir, {
+    ...(scenario.config ?? {}),
+    // A killed process cannot release the mirror lock: the shortest lease the config allows,
+    // and a wait long enough for the next run to take it over (docs/operations.md "Crashes").
+    lock: { lease: '1s', wait: '60s' },
+  });
+  await writeFile(configPath, JSON.stringify(body, null, 2));
+  const ws: Workspace = {
+    dir,
+    dbPath: join(dir, 'mirror.sqlite'),
+    exportsDir: join(dir, 'exports'),
+    snapshotsDir: join(dir, 'snapshots'),
+    configPath,
+    sim,
+    env: { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl },
+  };
+  if (templateDb !== undefined) await copyFile(templateDb, ws.dbPath);
+  return ws;
+}
+
+/** Runs the scenario's command in `ws` to its end, or until `trigger` kills it. */
+export function runPipelineChild(
+  scenario: CrashScenario,
+  ws: Workspace,
+  options: { trigger?: KillTrigger; clockAheadMs?: number } = {},
+): Promise<ChildOutcome> {
+  return runChild(['--config', ws.configPath, '--json', '--log-level', 'info', ...scenario.args], {
+    cwd: ws.dir,
+    env: ws.env,
+    ...(options.trigger ? { trigger: options.trigger } : {}),
+    ...(options.clockAheadMs ? { importUrl: clockAheadImport(options.clockAheadMs) } : {}),
+  });
+}
+
+/** Folds the WAL into the file and copies it, so a template is one self-contained file. */
+async function saveTemplate(dbPath: string, to: string): Promise<void> {
+  const db = new Database(dbPath);
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  await mkdir(join(to, '..'), { recursive: true });
+  await copyFile(dbPath, to);
+}
+
+/** Credit figures of one simulator's usage log. */
+export interface CreditFigures {
+  /** Credits billed net of refunds. */
+  spent: number;
+  /** Domains billed for more than one enrichment (net of refunds), with their counts. */
+  enrichedTwice: Array<[string, number]>;
+  /** Billed `POST /exports` requests. */
+  exportsBilled: number;
+}
+
+/** Reads the credit figures from the simulator's usage log. */
+export function creditFigures(usage: readonly UsageEntry[]): CreditFigures {
+  const perDomain = new Map<string, number>();
+  let spent = 0;
+  let exportsBilled = 0;
+  for (const u of usage) {
+    const net = u.credits - (u.refundedCredits ?? 0);
+    spent += net;
+    if (u.endpoint === 'POST /enrichments' && net > 0) {
+      const domain = u.domain ?? '?';
+      perDomain.set(domain, (perDomain.get(domain) ?? 0) + 1);
+    }
+    if (u.endpoint === 'POST /exports' && net > 0) exportsBilled += 1;
+  }
+  return {
+    spent,
+    enrichedTwice: [...perDomain].filter(([, n]) => n > 1),
+    exportsBilled,
+  };
+}
+
+/**
+ * The crash matrix of one pipeline: a fault-free run first (its request count and duration bound
+ * the kill points), then trials until `requiredKills` SIGKILLs have landed mid-run. A trial is a
+ * fresh workspace identical to the fault-free one, the command killed at a seeded random point
+ * (sometimes its first recovery killed too), then run again to the end. After each kill and after
+ * the recovery, the checks below run; the scenario then compares the result with the fault-free
+ * one. Returns the figures (also printed as one line).
+ */
+export async function runCrashMatrix(scenario: CrashScenario, requiredKills: number): Promise<MatrixFigures> {
+  const seed = (CRASH_SEED ^ hashLabel(scenario.pipeline)) >>> 0;
+  const random = prng(seed);
+
+  let templateDb: string | undefined;
+  if (scenario.prepare) {
+    const ws = await openWorkspace(scenario);
+    await scenario.prepare(ws);
+    templateDb = join(ws.dir, 'template', 'mirror.sqlite');
+    await saveTemplate(ws.dbPath, templateDb);
+  }
+
+  // The fault-free result: same catalogue, same faults, no kill.
+  const baseline = await openWorkspace(scenario, templateDb);
+  const spawnedAt = Date.now();
+  const clean = await runPipelineChild(scenario, baseline);
+  expect(clean.code, `fault-free ${scenario.pipeline}: ${describeOutcome(clean)}`).toBe(0);
+  const startedAt = Date.parse(String(summaryOf(clean)?.startedAt));
+  const workStartMs = Number.isFinite(startedAt) ? Math.max(0, startedAt - spawnedAt) : 0;
+  const cleanRequests = baseline.sim.control.requests().length;
+  expect(integrityCheck(baseline.dbPath)).toBe('ok');
+  expect(await nonFinalFiles(baseline.exportsDir, baseline.snapshotsDir)).toEqual([]);
+
+  if (process.env.CRASH_DEBUG)
+    process.stderr.write(
+      `${scenario.pipeline} fault-free: ${Math.round(clean.elapsedMs)} ms, work from ${workStartMs} ms, ${cleanRequests} requests\n`,
+    );
+  const upper = { request: Math.max(1, cleanRequests), time: clean.elapsedMs };
+  const figures: MatrixFigures = {
+    pipeline: scenario.pipeline,
+    seed: CRASH_SEED,
+    trials: 0,
+    killsInjected: 0,
+    killsMidRun: 0,
+    killsAtStartup: 0,
+    killsAfterFinish: 0,
+    notInjected: 0,
+    byTrigger: { request: 0, time: 0, file: 0 },
+    recovered: 0,
+    refused: {},
+    laterRuns: 0,
+    paidTwice: 0,
+    maxCredits: 0,
+    budget: scenario.budget,
+    creditsChecked: 0,
+  };
+
+  const draw = (): KillPoint => {
+    const kind = scenario.triggers[Math.floor(random() * scenario.triggers.length)]!;
+    if (kind === 'request') return { kind, value: 1 + Math.floor(random() * upper.request) };
+    if (kind === 'time') {
+      const low = Math.min(workStartMs, upper.time * 0.9);
+      return { kind, value: Math.round(low + random() * (upper.time - low)) };
+    }
+    return { kind, value: Math.round(random() * 20) };
+  };
+
+  const maxAttempts = requiredKills * 4 + 4;
+  for (let attempt = 1; figures.killsMidRun < requiredKills; attempt++) {
+    expect(
+      attempt,
+      `${scenario.pipeline}: too many kill points missed (${figures.notInjected}); seed ${CRASH_SEED}`,
+    ).toBeLessThanOrEqual(maxAttempts);
+    const ws = await openWorkspace(scenario, templateDb);
+    const runs: ChildOutcome[] = [];
+    const points: string[] = [];
+    const where = (): string =>
+      `[crash seed ${CRASH_SEED}] ${scenario.pipeline} attempt ${attempt}, kill points ${points.join(' → ')}`;
+
+    // First kill; a second one on the recovery in about a third of the trials.
+    const killCount = random() < 1 / 3 ? 2 : 1;
+    let landed = 0;
+    for (let k = 0; k < killCount; k++) {
+      const point = draw();
+      points.push(`${point.kind}:${point.value}`);
+      const before = ws.sim.control.requests().length;
+      const outcome = await runPipelineChild(scenario, ws, { trigger: trigger(point, ws, before) });
+      runs.push(outcome);
+      if (!outcome.killedByUs) {
+        // Finished before the kill point: not a kill. The first one teaches an earlier bound.
+        figures.notInjected += 1;
+        points[points.length - 1] += ' (too late)';
+        if (process.env.CRASH_DEBUG) process.stderr.write(`${where()}: finished first\n`);
+        if (k === 0) {
+          if (point.kind === 'request')
+            upper.request = Math.max(1, Math.floor((ws.sim.control.requests().length - before) * 0.9));
+          if (point.kind === 'time') upper.time = Math.max(1, outcome.elapsedMs * 0.9);
+        }
+        break;
+      }
+      expect(outcome.signal, where()).toBe('SIGKILL');
+      landed += 1;
+      figures.killsInjected += 1;
+      figures.byTrigger[point.kind] += 1;
+      const stage: KillStage = killStage(ws.dbPath, outcome.pid);
+      points[points.length - 1] += ` (${stage})`;
+      if (stage === 'mid-run') figures.killsMidRun += 1;
+      else if (stage === 'startup') figures.killsAtStartup += 1;
+      else figures.killsAfterFinish += 1;
+      await checkAfterKill(ws, where());
+    }
+    if (landed === 0) continue;
+    figures.trials += 1;
+
+    // Run again to the end (the last run above may already have been it, if its kill missed).
+    let final = runs[runs.length - 1]!;
+    if (final.killedByUs) {
+      final = await runPipelineChild(scenario, ws);
+      runs.push(final);
+    }
+    if (scenario.needsLaterRun?.(ws)) {
+      ws.sim.control.advanceClock(LATER_MS);
+      final = await runPipelineChild(scenario, ws, { clockAheadMs: LATER_MS });
+      runs.push(final);
+      figures.laterRuns += 1;
+    }
+
+    // Checks every pipeline shares.
+    expect(integrityCheck(ws.dbPath), where()).toBe('ok');
+    expect(await nonFinalFiles(ws.exportsDir, ws.snapshotsDir), where()).toEqual([]);
+    expect(await brokenSnapshotFiles(ws.snapshotsDir), where()).toEqual([]);
+    expect(query(ws.dbPath, 'SELECT * FROM locks'), `${where()}: lock left after the recovery`).toEqual([]);
+    expect(
+      query(ws.dbPath, "SELECT id, pipeline, pid FROM pipeline_runs WHERE status = 'running'"),
+      `${where()}: runs still marked running after the recovery`,
+    ).toEqual([]);
+    const credits = creditFigures(ws.sim.control.usage());
+    expect(credits.enrichedTwice, `${where()}: enrichments paid twice`).toEqual([]);
+    expect(credits.exportsBilled, `${where()}: exports paid`).toBeLessThanOrEqual(1);
+    expect(credits.spent, `${where()}: credits over the budget`).toBeLessThanOrEqual(scenario.budget);
+    figures.paidTwice += credits.enrichedTwice.length + Math.max(0, credits.exportsBilled - 1);
+    figures.maxCredits = Math.max(figures.maxCredits, credits.spent);
+    figures.creditsChecked += 1;
+
+    if (process.env.CRASH_DEBUG)
+      process.stderr.write(
+        `${where()}: runs ${runs.map((r) => `${r.code ?? r.signal}/${Math.round(r.elapsedMs)}ms`).join(', ')}\n`,
+      );
+    const verdict = await scenario.verify({ trial: ws, baseline, final, runs, where: where() });
+    if (verdict.recovered) figures.recovered += 1;
+    else
+      figures.refused[verdict.refusal ?? 'refused'] =
+        (figures.refused[verdict.refusal ?? 'refused'] ?? 0) + 1;
+    await ws.sim.close();
+  }
+
+  // eslint-disable-next-line no-console -- the one-line summary is this suite's output (docs/reliability.md)
+  console.log(summaryLine(figures));
+  return figures;
+}
+
+function trigger(point: KillPoint, ws: Workspace, requestsBefore: number): KillTrigger {
+  if (point.kind === 'request') return () => ws.sim.control.requests().length - requestsBefore >= point.value;
+  if (point.kind === 'time') return (elapsedMs) => elapsedMs >= point.value;
+  // Only a temporary file this process made counts: a killed predecessor may have left one.
+  let existing: Set<string> | null = null;
+  let seenAt: number | null = null;
+  return async (elapsedMs) => {
+    if (seenAt === null) {
+      const temporary = [
+        ...(await listFiles(ws.exportsDir)).map((f) => `exports/${f}`),
+        ...(await listFiles(ws.snapshotsDir)).map((f) => `snapshots/${f}`),
+      ].filter(isTemporary);
+      if (existing === null) existing = new Set(temporary);
+      else if (temporary.some((f) => !existing!.has(f))) seenAt = elapsedMs;
+    }
+    return seenAt !== null && elapsedMs - seenAt >= point.value;
+  };
+}
+
+function isTemporary(relativePath: string): boolean {
+  const name = relativePath.split('/').pop() ?? '';
+  return name.startsWith('.') || name.endsWith('.part') || name.includes('.tmp');
+}
+
+/**
+ * Right after a kill: the mirror (if the process got as far as creating it) passes
+ * `PRAGMA integrity_check`, and every file under a final name is whole.
+ */
+async function checkAfterKill(ws: Workspace, where: string): Promise<void> {
+  if (existsSync(ws.dbPath)) expect(integrityCheck(ws.dbPath), `${where}: right after the kill`).toBe('ok');
+  expect(await brokenSnapshotFiles(ws.snapshotsDir), `${where}: right after the kill`).toEqual([]);
+}
+
+/** The one-line summary of a pipeline's matrix. */
+export function summaryLine(f: MatrixFigures): string {
+  const refused = Object.entries(f.refused)
+    .map(([why, n]) => `${n} ${why}`)
+    .join(', ');
+  return (
+    `crash matrix [seed ${f.seed}] ${f.pipeline}: ${f.killsInjected} kills injected in ${f.trials} trials ` +
+    `(${f.killsMidRun} mid-run, ${f.killsAtStartup} at start-up, ${f.killsAfterFinish} after the work; ` +
+    `by trigger request ${f.byTrigger.request} / time ${f.byTrigger.time} / file ${f.byTrigger.file}; ` +
+    `${f.notInjected} kill points too late, not counted); ` +
+    `${f.recovered}/${f.trials} recovered to the fault-free result` +
+    (refused ? `, ${refused}` : '') +
+    (f.laterRuns ? `, ${f.laterRuns} needed the documented later run` : '') +
+    `; credits checked in ${f.creditsChecked} trials: paid twice ${f.paidTwice}, max ${f.maxCredits} of budget ${f.budget}`
+  );
+}
