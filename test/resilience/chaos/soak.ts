@@ -40,6 +40,8 @@ export interface SoakCounts {
   /** `--forget-unknown` given after the product refused because a lost POST /exports was billed. */
   exportOverrides: number;
   mutations: number;
+  /** Wall time spent in each pipeline's invocations, ms. */
+  wallMs: Record<string, number>;
 }
 
 const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
@@ -70,6 +72,7 @@ export class ChaosSoak {
     enrichItemFailures: 0,
     exportOverrides: 0,
     mutations: 0,
+    wallMs: {},
   };
   readonly invocations: Invocation[] = [];
   private readonly random: () => number;
@@ -165,11 +168,10 @@ export class ChaosSoak {
         .filter((u) => u.endpoint === 'POST /enrichments')
         .reduce((sum, u) => sum + u.credits, 0);
       expect(billed, `enrich invocation billed over its budget ${budget}`).toBeLessThanOrEqual(budget);
-      const seen = new Set<string>();
-      for (const domain of inv.enrichmentPostDomains) {
-        expect(seen.has(domain), `POST /enrichments sent twice for ${domain} in one invocation`).toBe(false);
-        seen.add(domain);
-      }
+      expect(
+        repeats(inv.enrichmentPostDomains),
+        'POST /enrichments repeated for a domain, beyond refusals',
+      ).toBeLessThanOrEqual(refusals(inv, 'POST /enrichments'));
       // Item failures (a run that failed, an outcome left unknown) are outcomes, not reasons to
       // run again: a rerun would spend a new budget. Only a failed invocation is rerun.
       if (inv.status === 'done' || inv.status === 'budget_reached') {
@@ -195,7 +197,10 @@ export class ChaosSoak {
     let inv: Invocation;
     for (let n = 1; ; n++) {
       inv = await this.cli('export', override ? [...args, '--forget-unknown'] : args);
-      expect(inv.exportPosts, 'one invocation sends POST /exports at most once').toBeLessThanOrEqual(1);
+      expect(
+        inv.exportPosts - 1,
+        'POST /exports repeated in one invocation, beyond refusals',
+      ).toBeLessThanOrEqual(refusals(inv, 'POST /exports'));
       if (inv.exitCode === 0) break;
       expect(n, `export did not succeed in 8 runs: ${JSON.stringify(inv.error)}`).toBeLessThan(8);
       override = false;
@@ -364,8 +369,12 @@ export class ChaosSoak {
     }
   }
 
-  private mark(): { usage: number; requests: number } {
-    return { usage: this.sim.control.usage().length, requests: this.sim.control.requests().length };
+  private mark(): { usage: number; requests: number; at: number } {
+    return {
+      usage: this.sim.control.usage().length,
+      requests: this.sim.control.requests().length,
+      at: Date.now(),
+    };
   }
 
   private record(
@@ -373,7 +382,7 @@ export class ChaosSoak {
     via: Invocation['via'],
     exitCode: number,
     summary: Record<string, unknown>,
-    mark: { usage: number; requests: number },
+    mark: { usage: number; requests: number; at: number },
   ): Invocation {
     const status = String(summary.status);
     const failures = (summary.failures ?? []) as Invocation['failures'];
@@ -398,6 +407,7 @@ export class ChaosSoak {
     };
     this.invocations.push(inv);
     this.counts.invocations[pipeline] = (this.counts.invocations[pipeline] ?? 0) + 1;
+    this.counts.wallMs[pipeline] = (this.counts.wallMs[pipeline] ?? 0) + Date.now() - mark.at;
     return inv;
   }
 
@@ -481,6 +491,20 @@ export class ChaosSoak {
       paidTwice: enrichPaidTwice.length + exportPaidTwice,
     };
   }
+}
+
+/**
+ * Only a POST the service refused (429 `rate_limited`: not processed) may be sent again; the
+ * simulator does not log the domain of a request faulted before processing, so this is the
+ * number of such refusals in the invocation, the bound on repeats.
+ */
+function refusals(inv: Invocation, endpoint: string): number {
+  return inv.usage.filter((u) => u.endpoint === endpoint && u.status === 429).length;
+}
+
+/** How many items of `list` repeat an earlier one. */
+function repeats(list: readonly string[]): number {
+  return list.length - new Set(list).size;
 }
 
 function sortRows(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
