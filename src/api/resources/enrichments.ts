@@ -11,6 +11,7 @@ import {
 } from '../wire.js';
 import type { EnrichmentRun, Known } from '../wire.js';
 import type { RequestOptions } from './domains.js';
+import { parsePaidAnswer } from './exports.js';
 
 /** Body of `POST /enrichments`. */
 export interface StartEnrichmentParams {
@@ -60,7 +61,8 @@ export type StartEnrichmentResult = EnrichmentCached | EnrichmentStarted;
  *
  * Credit-costing, so never retried blindly: it is retried only after a refusal (429 other than
  * `quota_exceeded`) or a connection that was never made. An ambiguous failure (5xx, reset or
- * timeout after sending, truncated body) throws `OutcomeUnknownError` (`ERR_OUTCOME_UNKNOWN`),
+ * timeout after sending, truncated body, a 2xx answer that cannot be read) throws
+ * `OutcomeUnknownError` (`ERR_OUTCOME_UNKNOWN`; for an unreadable answer its message names the field),
  * exhausted credits `QuotaExceededError`. If aborted after sending, the outcome is also unknown.
  */
 export async function startEnrichment(
@@ -89,12 +91,11 @@ export async function startEnrichment(
       typeof (response.body as { data?: { enrichment_run_id?: unknown } }).data?.enrichment_run_id !==
         'undefined');
   if (looksStarted) {
-    const data = parseWire(
-      EnrichmentStartedResponseSchema,
-      response.body,
-      'POST',
+    const data = parsePaidAnswer(
+      () =>
+        parseWire(EnrichmentStartedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
       url.endpointPath,
-      response.status,
+      response,
     ).data;
     return {
       kind: 'started',
@@ -104,12 +105,10 @@ export async function startEnrichment(
       raw: data,
     };
   }
-  const data = parseWire(
-    EnrichmentCachedResponseSchema,
-    response.body,
-    'POST',
+  const data = parsePaidAnswer(
+    () => parseWire(EnrichmentCachedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
     url.endpointPath,
-    response.status,
+    response,
   ).data;
   return {
     kind: 'cached',

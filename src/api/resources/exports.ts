@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { headerValue, InvalidArgumentError } from '../errors.js';
+import { headerValue, InvalidArgumentError, OutcomeUnknownError, ProtocolError } from '../errors.js';
 import { toWireFilters } from '../filters.js';
 import type { DomainFilters } from '../filters.js';
 import { filenameFromContentDisposition, sanitizeFilename } from '../filename.js';
@@ -91,12 +91,10 @@ export async function createExport(
     safety: 'credit',
     signal: options.signal,
   });
-  const parsed = parseWire(
-    ExportCreatedResponseSchema,
-    response.body,
-    'POST',
+  const parsed = parsePaidAnswer(
+    () => parseWire(ExportCreatedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
     url.endpointPath,
-    response.status,
+    response,
   );
   return {
     exportId: parsed.data.export_id,
@@ -104,6 +102,32 @@ export async function createExport(
     message: parsed.message ?? undefined,
     raw: parsed.data,
   };
+}
+
+/**
+ * Parses the 2xx answer of a credit-costing POST. The service processed (and billed) the request,
+ * but when the answer cannot be read (a schema mismatch: no `export_id`, a wrong type) the caller
+ * cannot know what it bought: that is an unknown outcome (`OutcomeUnknownError`, whose message
+ * and `cause` name the field), never a plain refusal, so nothing upstream may treat it as "not
+ * billed" and pay again.
+ */
+export function parsePaidAnswer<T>(
+  parse: () => T,
+  endpointPath: string,
+  response: { status: number; body: unknown },
+): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    throw new OutcomeUnknownError({
+      method: 'POST',
+      path: endpointPath,
+      status: response.status,
+      body: response.body,
+      cause: error,
+    });
+  }
 }
 
 /** `GET /exports/:id` (0 credits), by id or `poll_url` (same-origin only). */
