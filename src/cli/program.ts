@@ -54,7 +54,7 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      writeErr: (text) => io.stderr.write(usageSafe(text)),
     });
 
   const register = (command: Command, load: () => Promise<Action>): void => {
@@ -227,7 +227,7 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
       }
       if (jsonRequested) {
         io.stdout.write(
-          `${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: error.message } })}\n`,
+          `${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: usageSafe(error.message) } })}\n`,
         );
       }
       return EXIT.USAGE;
@@ -236,6 +236,15 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     reportError(error, io, ctx, jsonRequested, exitCode);
   }
   return exitCode;
+}
+
+/**
+ * Usage errors echo the offending argument, and a user may have typed a key into one
+ * (`--api-key=client_…`, which no command accepts): redact keys, and never repeat the value of
+ * an unknown `--option=value`.
+ */
+function usageSafe(text: string): string {
+  return redactText(text).replace(/(unknown option '--?[^'=\s]+=)[^']*'/g, "$1…'");
 }
 
 function reportError(
