@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ProtocolError } from '../../../src/api/index.js';
+import { OutcomeUnknownError, ProtocolError } from '../../../src/api/index.js';
 import type { DomainServiceClient } from '../../../src/api/index.js';
 import { richDomain, startProxiedSimulator } from './fixtures.js';
 import type { ProxiedSimulator } from './fixtures.js';
@@ -206,6 +206,17 @@ describe('bad-input matrix: the client', () => {
     // mismatch is never retried (it would come back the same).
     expect(served).toHaveLength(1);
     if (c.expect.outcome === 'error') {
+      if (route.method === 'POST') {
+        // A 2xx answer to a paid POST that cannot be read: processed (maybe billed), result
+        // unknown. Never a plain refusal, so no caller pays again; the message names the field.
+        expect(error).toBeInstanceOf(OutcomeUnknownError);
+        expect((error as OutcomeUnknownError).code).toBe('ERR_OUTCOME_UNKNOWN');
+        expect((error as OutcomeUnknownError).retryable).toBe(false);
+        expect(
+          (error as OutcomeUnknownError).message.endsWith(`: ${c.expect.fieldPath}: ${c.expect.expected}`),
+        ).toBe(true);
+        error = (error as OutcomeUnknownError).cause;
+      }
       expect(error, 'expected a ProtocolError').toBeInstanceOf(ProtocolError);
       const protocol = error as ProtocolError;
       expect(protocol.code).toBe('ERR_PROTOCOL');

@@ -438,3 +438,19 @@ export function matrixCases(resources: readonly SpecResource[] = SPEC_RESOURCES)
 export function caseName(c: MatrixCase): string {
   return `${c.resource.name} · ${c.path} · ${c.kind}${c.label !== c.kind ? ` (${c.label})` : ''}`;
 }
+
+/**
+ * The rows run through a whole pipeline into the mirror. `npm run test:resilience` runs every row;
+ * `npm test` runs one row per field (its kind rotating from field to field, so every kind and
+ * every field is covered), because a pipeline run per row costs ~100× a client call. Every row
+ * still runs at the client (client-matrix.test.ts) in both modes.
+ */
+export function pipelineRows(cases: readonly MatrixCase[], full: boolean): MatrixCase[] {
+  if (full) return [...cases];
+  const byField = new Map<string, MatrixCase[]>();
+  for (const c of cases) {
+    const key = c.kind === 'extra field' ? c.path : `${c.resource.name}:${c.path}`;
+    byField.set(key, [...(byField.get(key) ?? []), c]);
+  }
+  return [...byField.values()].map((rows, i) => rows[i % rows.length]!);
+}
