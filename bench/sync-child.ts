@@ -41,6 +41,7 @@ async function main(): Promise<void> {
     for await (const summary of client.iterateDomains({}, { perPage: 500 }))
       domains.push(summary.domain_normalized);
     const started = performance.now();
+    const cpuStart = process.cpuUsage();
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < domains.length) {
@@ -50,22 +51,32 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: job.concurrency }, lane));
     const elapsedMs = performance.now() - started;
+    const cpuMs = cpuMsSince(cpuStart);
     await client.close();
-    print({ elapsedMs, profiles: domains.length });
+    print({ elapsedMs, cpuMs, profiles: domains.length });
     return;
   }
   const ctx = await openRunContext({ config, apiKey: job.apiKey });
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   const result = await syncPipeline(ctx, { full: job.mode === 'sync-full' });
   const elapsedMs = performance.now() - started;
+  const cpuMs = cpuMsSince(cpuStart);
   await ctx.close();
   if (result.status !== 'done' || result.failures.length > 0) throw new Error(`sync ended ${result.status}`);
   print({
     elapsedMs,
+    cpuMs,
     profiles: result.stats.profilesFetched,
     pages: result.stats.pages,
     stats: result.stats,
   });
+}
+
+/** CPU time (user + system, all threads of this process) since `start`, in ms. */
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 function print(fields: Record<string, unknown>): void {

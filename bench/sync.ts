@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator } from '../src/simulator/index.js';
 
@@ -19,12 +19,26 @@ export interface SyncBenchOptions {
   concurrency?: number;
 }
 
+/** One measured job of the sync benchmark. */
+export interface RateFigures {
+  profiles: number;
+  seconds: number;
+  profilesPerSecond: number;
+  peakRssMb: number;
+  /** CPU µs per profile in the measured process (all threads). */
+  cpuUsPerProfile: number;
+  /** CPU µs per profile in the simulator (the parent process) during the job. */
+  simulatorCpuUsPerProfile: number;
+}
+
 export interface SyncBenchResult {
   name: 'sync';
   domains: number;
   concurrency: number;
-  full: { profiles: number; seconds: number; profilesPerSecond: number; peakRssMb: number };
-  bareLoop: { profiles: number; seconds: number; profilesPerSecond: number; peakRssMb: number };
+  full: RateFigures;
+  bareLoop: RateFigures;
+  /** Cores of this machine: the simulator and the measured process share them. */
+  cores: number;
   ratio: number;
   incremental: {
     changed: number;
@@ -40,12 +54,17 @@ export interface SyncBenchResult {
 
 interface ChildOutput {
   elapsedMs: number;
+  /** CPU time of the child (all its threads) during the measured work. */
+  cpuMs: number;
+  /** CPU time of this process (the simulator) while the child ran; set by {@link runChild}. */
+  simulatorCpuMs: number;
   profiles: number;
   pages?: number;
   maxRssMb: number;
 }
 
 function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
+  const cpuStart = process.cpuUsage();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(import.meta.dirname, 'sync-child.js')], {
       env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
@@ -57,9 +76,24 @@ function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`bench child failed (${code}): ${err}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop()!) as ChildOutput);
+      else {
+        const used = process.cpuUsage(cpuStart);
+        const output = JSON.parse(out.trim().split('\n').pop()!) as Omit<ChildOutput, 'simulatorCpuMs'>;
+        resolve({ ...output, simulatorCpuMs: (used.user + used.system) / 1000 });
+      }
     });
   });
+}
+
+function rateFigures(job: ChildOutput, rate: number): RateFigures {
+  return {
+    profiles: job.profiles,
+    seconds: round(job.elapsedMs / 1000, 1),
+    profilesPerSecond: Math.round(rate),
+    peakRssMb: Math.round(job.maxRssMb),
+    cpuUsPerProfile: Math.round((job.cpuMs * 1000) / job.profiles),
+    simulatorCpuUsPerProfile: Math.round((job.simulatorCpuMs * 1000) / job.profiles),
+  };
 }
 
 const round = (n: number, digits = 3): number => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -94,18 +128,9 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       name: 'sync',
       domains,
       concurrency,
-      full: {
-        profiles: full.profiles,
-        seconds: round(full.elapsedMs / 1000, 1),
-        profilesPerSecond: Math.round(fullRate),
-        peakRssMb: Math.round(full.maxRssMb),
-      },
-      bareLoop: {
-        profiles: bare.profiles,
-        seconds: round(bare.elapsedMs / 1000, 1),
-        profilesPerSecond: Math.round(bareRate),
-        peakRssMb: Math.round(bare.maxRssMb),
-      },
+      full: rateFigures(full, fullRate),
+      bareLoop: rateFigures(bare, bareRate),
+      cores: availableParallelism(),
       ratio,
       incremental: {
         changed,
