@@ -76,6 +76,8 @@ export class ChaosSoak {
   };
   readonly invocations: Invocation[] = [];
   private readonly random: () => number;
+  /** Domains the soak removed from the catalogue; the mirror keeps them, marked unlisted. */
+  private readonly removed: string[] = [];
 
   constructor(
     private readonly sim: RunningSimulator,
@@ -110,6 +112,16 @@ export class ChaosSoak {
     await this.exportRound(index);
     await this.untilSucceeded('nightly', () => this.cli('nightly', ['run', 'nightly']));
     expect(diffMirrorWithTruth(this.dbPath, this.sim), `round ${index}: mirror vs truth`).toEqual([]);
+    for (const domain of this.removed) {
+      const [row] = queryMirror<{ unlisted_at: string | null }>(
+        this.dbPath,
+        'SELECT unlisted_at FROM domains WHERE domain_normalized = ?',
+        domain,
+      );
+      expect(row?.unlisted_at, `round ${index}: ${domain} removed by the service, kept as unlisted`).toEqual(
+        expect.any(String),
+      );
+    }
     await this.expectSnapshotEqualsMirror(index);
   }
 
@@ -317,6 +329,7 @@ export class ChaosSoak {
           break;
         case 5:
           mutate.removeDomain(domain);
+          this.removed.push(domain);
           break;
         default:
           mutate.reenrich(domain);
