@@ -349,16 +349,22 @@ function paymentMethodRow(p: PaymentMethodInput, where: string): PaymentMethodRo
 }
 
 /**
- * Change-detection hash of a profile. It leaves `meta` out: freshness_age_seconds and observed_at
+ * Change-detection hash of a profile, and its JSON for `raw_profile`. The hash leaves `meta` out: freshness_age_seconds and observed_at
  * move on every fetch, and a re-fetch of unchanged data must not rewrite the row; the meta columns
  * therefore describe the fetch that last changed the row (keeping freshness_age_seconds
  * consistent with observed_at). Plain, not key-sorted, JSON: the same service sends the same key
  * order, a different order costs one needless rewrite, and sorting measured several times slower.
  */
-function profileHashOf(p: DomainProfileInput): string {
-  return createHash('sha1')
-    .update(jsonColumn({ ...p, meta: undefined }) ?? '')
-    .digest('base64');
+function profileJsonOf(p: DomainProfileInput): { hash: string; json: string } {
+  // One serialisation serves both: the hash covers the profile without `meta`, and the stored
+  // JSON is that text with `meta` appended (where the service sends it, last).
+  const { meta, ...rest } = p;
+  const restJson = jsonColumn(rest) ?? '{}';
+  const hash = createHash('sha1').update(restJson).digest('base64');
+  if (meta === undefined) return { hash, json: restJson };
+  const metaJson = jsonColumn(meta) ?? 'null';
+  const json = restJson === '{}' ? `{"meta":${metaJson}}` : `${restJson.slice(0, -1)},"meta":${metaJson}}`;
+  return { hash, json };
 }
 
 function profileRows(
@@ -366,6 +372,7 @@ function profileRows(
   index: number,
   syncedAt: string,
   profileHash: string,
+  profileJson: string,
 ): ProfileRows {
   const key = keyColumn(p.domain_normalized, `profiles[${index}].domain_normalized`);
   const where = `profiles[${index}] (${key})`;
@@ -386,7 +393,7 @@ function profileRows(
     booleanColumn(meta.served_from_cache, `${where}.meta.served_from_cache`),
     booleanColumn(meta.billable, `${where}.meta.billable`),
     timestampColumn(meta.observed_at, `${where}.meta.observed_at`),
-    jsonColumn(p),
+    profileJson,
     profileHash,
     syncedAt,
     syncedAt,
@@ -460,10 +467,13 @@ export function upsertProfiles(
   options: UpsertProfilesOptions,
 ): UpsertProfilesResult {
   const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
-  const byKey = new Map<string, { input: DomainProfileInput; index: number; key: string; hash: string }>();
+  const byKey = new Map<
+    string,
+    { input: DomainProfileInput; index: number; key: string; hash: string; json: string }
+  >();
   profiles.forEach((p, i) => {
     const key = keyColumn(p.domain_normalized, `profiles[${i}].domain_normalized`);
-    byKey.set(key, { input: p, index: i, key, hash: profileHashOf(p) });
+    byKey.set(key, { input: p, index: i, key, ...profileJsonOf(p) });
   });
   const all = [...byKey.values()];
   const result: UpsertProfilesResult = {
@@ -509,7 +519,7 @@ export function upsertProfiles(
     // a bad value throws with nothing written (and the transaction rolls back regardless).
     const changed = all
       .filter((p) => storedHash.get(p.key) !== p.hash)
-      .map((p) => profileRows(p.input, p.index, syncedAt, p.hash));
+      .map((p) => profileRows(p.input, p.index, syncedAt, p.hash, p.json));
     result.domains.unchanged = all.length - changed.length;
     const withLicences = changed.filter((p) => p.licences !== null).map((p) => p.key);
     const storedLicences = groupBy(

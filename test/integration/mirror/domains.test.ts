@@ -50,7 +50,8 @@ describe('upsertProfiles', () => {
       profile_synced_at: T1,
       first_synced_at: T1,
     });
-    expect(JSON.parse(row.raw_profile!)).toMatchObject({ domain: 'a.example' });
+    // The whole profile, meta included, exactly as given.
+    expect(JSON.parse(row.raw_profile!)).toEqual(JSON.parse(JSON.stringify(profile('a.example'))));
   });
 
   it('only meta changed: no row rewritten', async () => {
