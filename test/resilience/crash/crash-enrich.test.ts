@@ -93,7 +93,10 @@ const ENRICH: CrashScenario = {
     expect((ledger ?? 0) + 10 * unattributed.length, where).toBe(
       creditFigures(trial.sim.control.usage()).spent,
     );
-    return { recovered: true };
+    return {
+      recovered: true,
+      notes: { 'enrichments recorded as enriched_unattributed': unattributed.length },
+    };
   },
 };
 

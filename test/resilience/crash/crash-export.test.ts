@@ -10,7 +10,7 @@ import type { CrashScenario, Workspace } from './matrix.js';
 import { diffMirrors, listFiles, query } from './mirror-checks.js';
 import { CATALOGUE_TABLES, EXPORT_TABLES } from './tables.js';
 
-const BUDGET = 200;
+const BUDGET = 100;
 
 /** File name → SHA-256 of everything in exports.dir. */
 async function exportFiles(ws: Workspace): Promise<Record<string, string>> {
@@ -24,14 +24,14 @@ async function exportFiles(ws: Workspace): Promise<Record<string, string>> {
 }
 
 /**
- * An export of the whole 2,000-domain catalogue (every section, CSV, ~4 MB) into an empty mirror:
+ * An export of the whole 1,000-domain catalogue (every section, CSV, ~2 MB) into an empty mirror:
  * create, poll (ready after 200 ms), download, validate, load. The per-row price guess is the
- * simulator's, so the estimate (200) is the cost and `--max-credits 200` is the budget.
+ * simulator's, so the estimate (100) is the cost and `--max-credits 100` is the budget.
  */
 const EXPORT: CrashScenario = {
   pipeline: 'export',
   args: ['export', '--max-credits', String(BUDGET)],
-  sim: { domains: 2_000, timeScale: 0.01 },
+  sim: { domains: 1_000, timeScale: 0.01 },
   faults: [{ kind: 'latency', latencyMs: 15 }],
   config: { exports: { creditsPerRowGuess: 0.1 } },
   triggers: ['request', 'time', 'time', 'file'],

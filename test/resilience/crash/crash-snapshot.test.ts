@@ -56,13 +56,13 @@ export function manifestTables(ws: Workspace, file: string): Record<string, unkn
 }
 
 /**
- * `snapshot` of a synced 3,000-domain mirror: seven Parquet files and a manifest. No request is
+ * `snapshot` of a synced 1,000-domain mirror: seven Parquet files and a manifest. No request is
  * made, so kills are drawn in time and on the appearance of a temporary file.
  */
 const SNAPSHOT: CrashScenario = {
   pipeline: 'snapshot',
   args: ['snapshot'],
-  sim: { domains: 3_000 },
+  sim: { domains: 1_000 },
   faults: [],
   triggers: ['time', 'time', 'file'],
   budget: 0,
