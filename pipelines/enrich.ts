@@ -244,7 +244,9 @@ export function readPlanInput(
       domain: d,
       known: known.get(d) ?? known.get(d.toLowerCase()) ?? null,
     })),
-    blocked: listBlockedEnrichmentDomains(mirror),
+    blocked: listBlockedEnrichmentDomains(mirror, {
+      reconciledSinceIso: isoFromMs(nowMs - failureBackoffMs),
+    }),
     recentFailures: failures,
     nowMs,
     failureBackoffMs,

@@ -113,15 +113,25 @@ export function listRecentEnrichmentFailures(
 }
 
 /**
- * Domains that must not be POSTed for now: a run not yet settled, or an intent whose outcome
- * is not known (`intended`, `unknown`). Names as stored (the requested spelling).
+ * Domains that must not be POSTed for now: a run not yet settled, an intent whose outcome is not
+ * known (`intended`, `unknown`), or an intent reconciled as billed since `reconciledSinceIso`.
+ * The last one is a run the service started and billed whose id was lost with its answer: it
+ * may still be pending, and POSTing again would start (and bill) a second run. Callers pass the
+ * start of the failure back-off window, which is far longer than a run lasts (30–120 s,
+ * api-spec.md). Names as stored (the requested spelling).
  */
-export function listBlockedEnrichmentDomains(mirror: Mirror): Set<string> {
+export function listBlockedEnrichmentDomains(
+  mirror: Mirror,
+  options: { reconciledSinceIso: string },
+): Set<string> {
+  const since = requiredTimestamp(options.reconciledSinceIso, 'reconciledSinceIso');
   const rows = cachedStatement(
     mirror,
     `SELECT domain FROM enrichment_runs WHERE status NOT IN ('completed', 'failed') AND domain IS NOT NULL
-     UNION SELECT domain FROM enrichment_intents WHERE status IN ('intended', 'unknown')`,
-  ).all() as Array<{ domain: string }>;
+     UNION SELECT domain FROM enrichment_intents WHERE status IN ('intended', 'unknown')
+     UNION SELECT domain FROM enrichment_intents
+       WHERE status = 'reconciled_billed' AND coalesce(resolved_at, created_at) >= ?`,
+  ).all(since) as Array<{ domain: string }>;
   return new Set(rows.map((r) => r.domain));
 }
 
