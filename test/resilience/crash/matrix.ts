@@ -138,6 +138,8 @@ export interface MatrixFigures {
   killsMidRun: number;
   killsAtStartup: number;
   killsAfterFinish: number;
+  /** Kills after which a temporary file was on disk (the process died mid-write). */
+  killsMidWrite: number;
   notInjected: number;
   byTrigger: Record<TriggerKind, number>;
   recovered: number;
@@ -278,6 +280,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
     killsMidRun: 0,
     killsAtStartup: 0,
     killsAfterFinish: 0,
+    killsMidWrite: 0,
     notInjected: 0,
     byTrigger: { request: 0, time: 0, file: 0 },
     recovered: 0,
@@ -342,6 +345,10 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
       if (stage === 'mid-run') figures.killsMidRun += 1;
       else if (stage === 'startup') figures.killsAtStartup += 1;
       else figures.killsAfterFinish += 1;
+      if ((await nonFinalFiles(ws.exportsDir, ws.snapshotsDir)).length > 0) {
+        figures.killsMidWrite += 1;
+        points[points.length - 1] += ' (temp file left)';
+      }
       await checkAfterKill(ws, baseline, where());
     }
     if (landed === 0) continue;
@@ -449,6 +456,7 @@ export function summaryLine(f: MatrixFigures): string {
   return (
     `crash matrix [seed ${f.seed}] ${f.pipeline}: ${f.killsInjected} kills injected in ${f.trials} trials ` +
     `(${f.killsMidRun} mid-run, ${f.killsAtStartup} at start-up, ${f.killsAfterFinish} after the work; ` +
+    `${f.killsMidWrite} left a temporary file behind; ` +
     `by trigger request ${f.byTrigger.request} / time ${f.byTrigger.time} / file ${f.byTrigger.file}; ` +
     `${f.notInjected} kill points too late, not counted); ` +
     `${f.recovered}/${f.trials} recovered to the fault-free result` +
