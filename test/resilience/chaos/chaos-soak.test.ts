@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
@@ -38,18 +39,19 @@ describe('chaos soak', () => {
       }
       await soak.settlePendingRuns();
       const figures = soak.finalChecks();
+      const differences = diffMirrorWithTruth(soak.dbPath, sim);
       const faults = sim.control.faultStats();
       const report = {
         mode: FULL ? 'full' : 'fast',
         seed: SEED,
         domains: DOMAINS,
-        wallMs: Date.now() - started,
+        soakWallMs: Date.now() - started,
         requests: sim.control.requests().length,
         faultsInjected: faults.injected,
         faultsTotal: faults.total,
         ...soak.counts,
         ...figures,
-        converged: true,
+        converged: differences.length === 0,
       };
       process.stdout.write(`chaos soak: ${JSON.stringify(report)}\n`);
 
@@ -60,6 +62,7 @@ describe('chaos soak', () => {
         0,
       );
       expect(figures.lostExportAnswers, 'export POSTs billed with the answer lost').toBeGreaterThan(0);
+      expect(differences).toEqual([]);
       expect(figures.paidTwice).toBe(0);
     },
     scale(120_000, 600_000),

@@ -41,7 +41,7 @@ export interface SoakCounts {
   exportOverrides: number;
   mutations: number;
   /** Wall time spent in each pipeline's invocations, ms. */
-  wallMs: Record<string, number>;
+  pipelineWallMs: Record<string, number>;
 }
 
 const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
@@ -72,7 +72,7 @@ export class ChaosSoak {
     enrichItemFailures: 0,
     exportOverrides: 0,
     mutations: 0,
-    wallMs: {},
+    pipelineWallMs: {},
   };
   readonly invocations: Invocation[] = [];
   private readonly random: () => number;
@@ -420,7 +420,7 @@ export class ChaosSoak {
     };
     this.invocations.push(inv);
     this.counts.invocations[pipeline] = (this.counts.invocations[pipeline] ?? 0) + 1;
-    this.counts.wallMs[pipeline] = (this.counts.wallMs[pipeline] ?? 0) + Date.now() - mark.at;
+    this.counts.pipelineWallMs[pipeline] = (this.counts.pipelineWallMs[pipeline] ?? 0) + Date.now() - mark.at;
     return inv;
   }
 
