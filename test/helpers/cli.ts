@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { expect, onTestFinished } from 'vitest';
-import { recordCliRun } from '../resilience/security/artifacts.js';
+import { onTestFinished } from 'vitest';
 
 /** The built CLI entry point (`npm test` builds before running vitest). */
 export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
@@ -26,15 +25,12 @@ export function runCliProcess(
     });
     let stdout = '';
     let stderr = '';
-    const raw = rawOutput(child);
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-    const test = testLabel();
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      keepForKeyScan(test, args, options, code, raw);
       resolve({ code, signal, stdout, stderr });
     });
   });
@@ -56,11 +52,8 @@ export function startCliProcess(
   });
   let stdout = '';
   let stderr = '';
-  const raw = rawOutput(child);
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const test = testLabel();
-  child.on('close', (code) => keepForKeyScan(test, args, options, code, raw));
   onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -78,41 +71,6 @@ export function startCliProcess(
       poll();
     });
   return { child, output: () => ({ stdout, stderr }), waitFor };
-}
-
-/** Raw bytes of a child's stdout and stderr, collected for the suite-wide key scan. */
-function rawOutput(child: ChildProcess): { stdout: Buffer[]; stderr: Buffer[] } {
-  const raw = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-  child.stdout!.on('data', (chunk: Buffer) => raw.stdout.push(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => raw.stderr.push(chunk));
-  return raw;
-}
-
-/**
- * Hands a finished run's output to the suite-wide key scan (test/resilience/security); does
- * nothing outside a suite run with its global setup.
- */
-function keepForKeyScan(
-  test: string,
-  args: readonly string[],
-  options: { env?: Record<string, string | undefined>; cwd?: string },
-  code: number | null,
-  raw: { stdout: Buffer[]; stderr: Buffer[] },
-): void {
-  recordCliRun(
-    test,
-    args,
-    options.env ?? {},
-    options.cwd ?? process.cwd(),
-    code,
-    Buffer.concat(raw.stdout),
-    Buffer.concat(raw.stderr),
-  );
-}
-
-function testLabel(): string {
-  const state = expect.getState();
-  return `${state.testPath ?? '?'} > ${state.currentTestName ?? '?'}`;
 }
 
 function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {

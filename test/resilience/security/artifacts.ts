@@ -1,7 +1,7 @@
 /**
  * The suite-wide key scan (issue 8, item 4): every API key a test hands to the CLI or the
- * simulator is registered, every CLI run's stdout and stderr is kept, and every temp dir is
- * scanned before it is removed. `global-setup.ts` creates the directory, exposes it in
+ * simulator is registered, the stdout and stderr of every child process a test starts are kept
+ * (`capture-spawn.ts`), and every temp dir is scanned before it is removed (`tempDir()`). `global-setup.ts` creates the directory, exposes it in
  * {@link ARTIFACTS_ENV}, and at the end scans everything for every registered key.
  *
  * Without the variable (a helper used outside vitest) every function here does nothing.
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describeHit, keyId, needlesFor, scanPath, type KeyHit, type KeyNeedle } from './key-scan.js';
 
 /** Directory of the suite-wide artifacts; set by `global-setup.ts`, inherited by workers. */
-export const ARTIFACTS_ENV = 'DOMAIN_SYNC_SECURITY_ARTIFACTS';
+export const ARTIFACTS_ENV = 'KEY_SCAN_ARTIFACTS_DIR';
 
 /**
  * Where a key came from. `simulator-default` is the simulator's built-in key, which is public:
@@ -75,7 +75,7 @@ export function registerKey(key: string | undefined, source: KeySource): void {
   appendFileSync(join(dir, 'keys.jsonl'), `${JSON.stringify({ key, source } satisfies KeyEntry)}\n`);
 }
 
-/** Keeps one CLI run's stdout and stderr (raw bytes) for the end-of-suite scan. */
+/** Keeps one child process's stdout and stderr (raw bytes) for the end-of-suite scan. */
 export function recordCliRun(
   test: string,
   args: readonly string[],

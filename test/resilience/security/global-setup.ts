@@ -2,7 +2,7 @@
  * vitest global setup of the suite-wide key scan (issue 8, item 4; see `artifacts.ts`).
  *
  * Setup creates the artifact directory and exposes it to the workers in ARTIFACTS_ENV. Teardown
- * searches every kept CLI output for every registered key, collects the temp dir scans, prints
+ * searches every kept child process output for every registered key, collects the temp dir scans, prints
  * the figures, and throws when a key was found anywhere, which makes `vitest run` fail. The
  * message names file, offset, key id (a hash prefix) and form, never the key. The artifact
  * directory is removed after a clean scan and kept after a failed one.
@@ -22,7 +22,7 @@ export default function setup(): () => void {
     const mb = (n: number): string => (n / 1024 / 1024).toFixed(1);
     const line =
       `key scan: ${report.keys} API keys (${report.forms} byte forms; ${report.keysTooShort} shorter than 8 chars not searched), ` +
-      `${report.cliRuns} CLI runs (${report.cliFiles} stdout/stderr files, ${mb(report.cliBytes)} MB), ` +
+      `${report.cliRuns} child processes (${report.cliFiles} stdout/stderr files, ${mb(report.cliBytes)} MB), ` +
       `${report.dirs} temp dirs (${report.dirFiles} files, ${mb(report.dirBytes)} MB): ` +
       `${report.hits.length} hits; end-of-suite part ${ms} ms`;
     process.stderr.write(`\n${line}\n`);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -117,6 +118,34 @@ describe('suite-wide recording (global setup)', () => {
     const base = meta.slice(0, -'.meta.json'.length);
     expect(readFileSync(join(dir!, 'cli', `${base}.stderr`), 'utf8')).toBe(run.stderr);
     expect(readFileSync(join(dir!, 'cli', `${base}.stdout`), 'utf8')).toBe(run.stdout);
+    expect(readFileSync(join(dir!, 'keys.jsonl'), 'utf8')).toContain(JSON.stringify(key));
+  });
+
+  it('keeps the output of a child a test spawns itself, without a helper, and registers its key', async () => {
+    const key = `client_raw_spawn_probe_${process.pid}`;
+    const cliDir = join(dir!, 'cli');
+    const before = new Set(existsSync(cliDir) ? readdirSync(cliDir) : []);
+    const child = spawn(
+      process.execPath,
+      ['-e', 'process.stdout.write("out-" + process.argv[1]); process.stderr.write("err")', 'probe'],
+      {
+        env: { PATH: process.env.PATH, DOMAIN_SYNC_API_KEY: key },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let seen = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => (seen += chunk));
+    await new Promise((resolve) => child.on('close', resolve));
+    // The test's own consumer still gets everything.
+    expect(seen).toBe('out-probe');
+    const added = readdirSync(cliDir).filter((n) => !before.has(n));
+    const base = added.find((n) => n.endsWith('.meta.json'))!.slice(0, -'.meta.json'.length);
+    expect(readFileSync(join(cliDir, `${base}.stdout`), 'utf8')).toBe('out-probe');
+    expect(readFileSync(join(cliDir, `${base}.stderr`), 'utf8')).toBe('err');
+    expect(JSON.parse(readFileSync(join(cliDir, `${base}.meta.json`), 'utf8'))).toMatchObject({
+      givenKeyId: keyId(key),
+    });
     expect(readFileSync(join(dir!, 'keys.jsonl'), 'utf8')).toContain(JSON.stringify(key));
   });
 
