@@ -437,15 +437,23 @@ class ExportRun {
 
   private creditsSpentThisRun = 0;
 
-  /** The downloaded file when it is on disk with the recorded checksum; null when it must be fetched. */
+  /**
+   * The downloaded file when it is on disk with the recorded checksum; null when it must be
+   * fetched. A file whose load failed (`load_failed`) is fetched again: the checksum only proves
+   * it is what was saved, and a body garbled on its way (found by the chaos soak: a malformed 200
+   * saved as the file) would otherwise be reloaded, and refused, by every later run. Downloads
+   * cost no credits.
+   */
   private async verifiedFile(record: ExportRecord): Promise<string | null> {
     if (record.file_path === null || record.checksum === null) return null;
-    if (
-      record.download_status !== 'downloaded' &&
-      record.download_status !== 'loading' &&
-      record.download_status !== 'load_failed'
-    )
+    if (record.download_status === 'load_failed') {
+      this.ctx.logger.warn('export file was refused by the last load; downloading it again', {
+        exportId: record.id,
+        file: record.file_path,
+      });
       return null;
+    }
+    if (record.download_status !== 'downloaded' && record.download_status !== 'loading') return null;
     try {
       const { sha256, bytes } = await hashFile(record.file_path);
       if (sha256 === record.checksum && (record.byte_count === null || bytes === record.byte_count))
