@@ -747,6 +747,12 @@ class ExportRun {
         }
       }
       validateTask.done();
+      if (rows === 0 && (record.total_rows ?? 0) > 0) {
+        throw new ExportError(
+          'ERR_EXPORT_FILE_INVALID',
+          `${path}: the file has no rows but export ${record.id} has total_rows ${record.total_rows}; nothing was loaded`,
+        );
+      }
       stats.rowsValidated = rows;
       stats.unknownColumns = [...unknown];
       if (unknown.size > 0)
@@ -1139,7 +1145,8 @@ async function* readNdjsonRows(
     }
     yield { row: mapExportRecord(names, values, roles, false, where), where };
   }
-  if (first) throw layoutError(path, []);
+  // An empty NDJSON file is an export of 0 rows (a filter that matched nothing); the load checks
+  // that against the export's total_rows.
 }
 
 /** Lines of a UTF-8 file, streamed (a multi-byte character split across chunks stays whole). */

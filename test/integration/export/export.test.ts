@@ -39,6 +39,28 @@ async function run(open: () => Promise<OwnedRunContext>, options: ExportOptions)
 
 describe('export pipeline against the simulator', () => {
   for (const format of ['csv', 'json'] as const) {
+    it(`loads a ${format} export that matched no domain as 0 rows`, async () => {
+      const { sim, ctx } = await setup();
+      expect(sim.control.truth.listDomains({ geo: 'nowhere' })).toEqual([]);
+      const result = await run(ctx, { filters: { geo: 'nowhere' }, format });
+      expect(result.error).toBeUndefined();
+      expect(result.status).toBe('done');
+      expect(result.stats.totalRows).toBe(0);
+      expect(result.stats.rowsLoaded).toBe(0);
+      const c = await ctx();
+      try {
+        const [stored] = rows<{ download_status: string; rows_loaded: number }>(
+          c.mirror,
+          `SELECT download_status, rows_loaded FROM exports WHERE id = ${result.stats.exportId!}`,
+        );
+        expect(stored).toEqual({ download_status: 'loaded', rows_loaded: 0 });
+      } finally {
+        await c.close();
+      }
+    });
+  }
+
+  for (const format of ['csv', 'json'] as const) {
     it(`creates, polls through pending, downloads and loads a filtered ${format} export so the mirror equals the truth`, async () => {
       const { sim, dir, ctx } = await setup();
       const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format });
