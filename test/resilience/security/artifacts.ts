@@ -41,6 +41,8 @@ interface DirRecord {
   test: string;
   files: number;
   bytes: number;
+  /** Time the scan took in the worker. */
+  ms: number;
   hits: KeyHit[];
 }
 
@@ -55,6 +57,8 @@ export interface SuiteScanReport {
   dirs: number;
   dirFiles: number;
   dirBytes: number;
+  /** Worker time spent scanning temp dirs, summed over workers. */
+  dirScanMs: number;
   hits: string[];
 }
 
@@ -113,9 +117,10 @@ export function recordCliRun(
 export function scanTempDirBeforeRemoval(test: string, path: string): void {
   const dir = artifactsDir();
   if (!dir || !existsSync(path)) return;
+  const started = performance.now();
   const { needles } = needlesFor(readRegistry(dir).map((e) => e.key));
   const result = scanPath(path, needles);
-  const record: DirRecord = { dir: path, test, ...result };
+  const record: DirRecord = { dir: path, test, ...result, ms: Math.round(performance.now() - started) };
   appendFileSync(join(dir, `dirs-${process.pid}.jsonl`), `${JSON.stringify(record)}\n`);
 }
 
@@ -140,6 +145,7 @@ export function scanArtifacts(dir: string): SuiteScanReport {
     dirs: 0,
     dirFiles: 0,
     dirBytes: 0,
+    dirScanMs: 0,
     hits: [],
   };
   const cliDir = join(dir, 'cli');
@@ -169,6 +175,7 @@ export function scanArtifacts(dir: string): SuiteScanReport {
       report.dirs += 1;
       report.dirFiles += record.files;
       report.dirBytes += record.bytes;
+      report.dirScanMs += record.ms;
       for (const hit of record.hits) report.hits.push(`${describeHit(hit)} — temp dir of "${record.test}"`);
     }
   }

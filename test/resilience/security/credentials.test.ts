@@ -113,35 +113,28 @@ describe('credentials are only read from DOMAIN_SYNC_API_KEY', () => {
       args: string[];
       cwd?: string;
       env?: Record<string, string>;
-      expect: RegExp;
+      expect: RegExp | RegExp[];
       json?: boolean;
     }> = [
       {
-        name: 'api.apiKey in the config file',
+        name: 'api.apiKey, apiKey and DOMAIN_SYNC_API_KEY in the config file',
         args: [
           'account',
           ...db,
           ...base,
           '--config',
-          writeConfig(inputs, 'a.json', { api: { apiKey: KEY } }, 0o600),
+          writeConfig(
+            inputs,
+            'a.json',
+            { api: { apiKey: KEY }, apiKey: KEY, DOMAIN_SYNC_API_KEY: KEY },
+            0o600,
+          ),
         ],
-        expect: /api\.apiKey: unknown key/,
-      },
-      {
-        name: 'a top-level apiKey in the config file',
-        args: ['account', ...db, ...base, '--config', writeConfig(inputs, 'b.json', { apiKey: KEY }, 0o600)],
-        expect: /apiKey: unknown key/,
-      },
-      {
-        name: 'DOMAIN_SYNC_API_KEY as a config key',
-        args: [
-          'account',
-          ...db,
-          ...base,
-          '--config',
-          writeConfig(inputs, 'c.json', { DOMAIN_SYNC_API_KEY: KEY }, 0o600),
+        expect: [
+          /\bapi\.apiKey: unknown key/m,
+          /^\s*apiKey: unknown key/m,
+          /^\s*DOMAIN_SYNC_API_KEY: unknown key/m,
         ],
-        expect: /DOMAIN_SYNC_API_KEY: unknown key/,
       },
       {
         name: 'the key in a valid config value, no environment variable',
@@ -160,14 +153,9 @@ describe('credentials are only read from DOMAIN_SYNC_API_KEY', () => {
         expect: /unknown option/,
       },
       {
-        name: 'an --api-key=KEY flag',
-        args: [`--api-key=${KEY}`, 'account', ...db, ...base],
-        expect: /unknown option '--api-key=…'/,
-      },
-      {
-        name: 'an --api-key=KEY flag with --json',
+        name: 'an --api-key=KEY flag, with --json',
         args: ['--json', 'account', `--api-key=${KEY}`, ...db, ...base],
-        expect: /unknown option/,
+        expect: /unknown option '--api-key=…'/,
         json: true,
       },
       {
@@ -206,7 +194,7 @@ describe('credentials are only read from DOMAIN_SYNC_API_KEY', () => {
     cases.forEach((c, i) => {
       const run = runs[i]!;
       expect(run.code, `${c.name}: ${run.stderr}`).toBe(2);
-      expect(run.stderr, c.name).toMatch(c.expect);
+      for (const re of [c.expect].flat()) expect(run.stderr, c.name).toMatch(re);
       expect(run.stdout + run.stderr, c.name).not.toContain(KEY);
       expect(run.stdout + run.stderr, c.name).not.toContain(UNPREFIXED);
       if (c.json) {

@@ -23,7 +23,7 @@ export default function setup(): () => void {
     const line =
       `key scan: ${report.keys} API keys (${report.forms} byte forms; ${report.keysTooShort} shorter than 8 chars not searched), ` +
       `${report.cliRuns} child processes (${report.cliFiles} stdout/stderr files, ${mb(report.cliBytes)} MB), ` +
-      `${report.dirs} temp dirs (${report.dirFiles} files, ${mb(report.dirBytes)} MB): ` +
+      `${report.dirs} temp dirs (${report.dirFiles} files, ${mb(report.dirBytes)} MB, scanned in ${report.dirScanMs} ms of worker time): ` +
       `${report.hits.length} hits; end-of-suite part ${ms} ms`;
     process.stderr.write(`\n${line}\n`);
     if (report.hits.length > 0) {
