@@ -4,7 +4,7 @@ import { scale } from '../mode.js';
 import { describeOutcome } from './child.js';
 import { runCrashMatrix } from './matrix.js';
 import type { CrashScenario } from './matrix.js';
-import { diffMirrors, diffSnapshots, listFiles } from './mirror-checks.js';
+import { diffMirrors, diffSnapshots, snapshotLayout } from './mirror-checks.js';
 import { CATALOGUE_TABLES, SYNC_STATE_TABLE } from './tables.js';
 
 /**
@@ -28,7 +28,9 @@ const NIGHTLY: CrashScenario = {
     // The snapshot, minus the same bookkeeping columns; `pipeline_runs` is bookkeeping.
     const specs = [...CATALOGUE_TABLES.filter((s) => s.table !== 'change_log'), { table: 'enrichment_runs' }];
     expect(await diffSnapshots(trial.snapshotsDir, baseline.snapshotsDir, specs), where).toEqual([]);
-    expect(await listFiles(trial.snapshotsDir), where).toEqual(await listFiles(baseline.snapshotsDir));
+    expect(await snapshotLayout(trial.snapshotsDir), where).toEqual(
+      await snapshotLayout(baseline.snapshotsDir),
+    );
     return { recovered: true };
   },
 };

@@ -6,7 +6,7 @@ import { scale } from '../mode.js';
 import { describeOutcome, summaryOf } from './child.js';
 import { runCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffSnapshots, listFiles, query } from './mirror-checks.js';
+import { diffSnapshots, listFiles, query, snapshotLayout, withoutDates } from './mirror-checks.js';
 import type { TableSpec } from './mirror-checks.js';
 
 /** The tables `snapshot` writes by default (PRODUCT.md "Snapshots": every mirror table). */
@@ -40,7 +40,7 @@ export async function snapshotCounts(
   return out;
 }
 
-/** The manifest's table entries without what differs between any two runs (bytes, times, run ids). */
+/** The manifest's table entries without what differs between any two runs (bytes, times, run ids, date). */
 export function manifestTables(ws: Workspace, file: string): Record<string, unknown> {
   const manifest = JSON.parse(readFileSync(join(ws.snapshotsDir, file), 'utf8')) as {
     tables: Record<string, Record<string, unknown>>;
@@ -50,7 +50,7 @@ export function manifestTables(ws: Workspace, file: string): Record<string, unkn
       .filter(([table]) => table !== 'pipeline_runs')
       .map(([table, entry]) => {
         const { bytes: _bytes, written_at: _writtenAt, pipeline_run_id: _runId, ...kept } = entry;
-        return [table, kept];
+        return [table, JSON.parse(withoutDates(JSON.stringify(kept))) as unknown];
       }),
   );
 }
@@ -80,10 +80,15 @@ const SNAPSHOT: CrashScenario = {
       tables.map((t) => [t, query<{ n: number }>(trial.dbPath, `SELECT count(*) AS n FROM ${t}`)[0]!.n]),
     );
     expect(await snapshotCounts(trial, tables), where).toEqual(mirrorCounts);
-    const files = await listFiles(trial.snapshotsDir);
-    expect(files, where).toEqual(await listFiles(baseline.snapshotsDir));
-    const manifest = files.find((f) => f.startsWith('_manifests/'))!;
-    expect(manifestTables(trial, manifest), where).toEqual(manifestTables(baseline, manifest));
+    expect(await snapshotLayout(trial.snapshotsDir), where).toEqual(
+      await snapshotLayout(baseline.snapshotsDir),
+    );
+    const manifestOf = async (ws: Workspace): Promise<string> =>
+      (await listFiles(ws.snapshotsDir)).find((f) => f.startsWith('_manifests/'))!;
+    const manifest = await manifestOf(trial);
+    expect(manifestTables(trial, manifest), where).toEqual(
+      manifestTables(baseline, await manifestOf(baseline)),
+    );
     expect((summaryOf(final)?.stats as { snapshotDate?: string }).snapshotDate, where).toBe(
       /snapshot_date=(\d{4}-\d{2}-\d{2})/.exec(manifest)?.[1],
     );

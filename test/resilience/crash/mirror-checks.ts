@@ -77,6 +77,19 @@ export const FINAL_EXPORT_FILE = /^export-\d+[A-Za-z0-9._-]*\.(csv|ndjson|json)$
 export const FINAL_SNAPSHOT_FILE =
   /^(?:[A-Za-z][A-Za-z0-9_]*\/snapshot_date=\d{4}-\d{2}-\d{2}\/part-0\.parquet|_manifests\/snapshot_date=\d{4}-\d{2}-\d{2}\.json)$/;
 
+/**
+ * The files of a snapshots dir with each `YYYY-MM-DD` replaced by `<date>`: the layout, which
+ * must not depend on whether the fault-free run and the trial ran on the same UTC day.
+ */
+export async function snapshotLayout(dir: string): Promise<string[]> {
+  return (await listFiles(dir)).map((f) => withoutDates(f));
+}
+
+/** `text` with every `YYYY-MM-DD` replaced by `<date>`. */
+export function withoutDates(text: string): string {
+  return text.replace(/\d{4}-\d{2}-\d{2}/g, '<date>');
+}
+
 /** Files in `exports.dir` and `snapshots.dir` whose names are not final names. */
 export async function nonFinalFiles(exportsDir: string, snapshotsDir: string): Promise<string[]> {
   const exports = (await listFiles(exportsDir)).filter((f) => !FINAL_EXPORT_FILE.test(f));
@@ -177,7 +190,8 @@ export function fileBase(value: unknown): unknown {
 
 /**
  * Compares the Parquet snapshot of each table in `tables` between two snapshots dirs, read back
- * with DuckDB (the hive `snapshot_date` column included), minus the excluded columns.
+ * with DuckDB, minus the excluded columns and the hive `snapshot_date` column (the date of the
+ * run; callers check the layout with {@link snapshotLayout}, one partition per table).
  */
 export async function diffSnapshots(
   actualDir: string,
@@ -192,7 +206,8 @@ export async function diffSnapshots(
       const { rows } = await duckdbQuery(
         `SELECT * FROM read_parquet(${sqlString(glob)}, hive_partitioning = true)`,
       );
-      return rows.map((row) => canonicalRow(row, spec)).sort();
+      const exclude = [...(spec.exclude ?? []), 'snapshot_date'];
+      return rows.map((row) => canonicalRow(row, { ...spec, exclude })).sort();
     };
     let actual: string[];
     try {
