@@ -6,6 +6,7 @@
  *
  * Without the variable (a helper used outside vitest) every function here does nothing.
  */
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeHit, keyId, needlesFor, scanPath, type KeyHit, type KeyNeedle } from './key-scan.js';
@@ -95,7 +96,9 @@ export function recordCliRun(
   registerKey(givenKey, 'cli-env');
   const cliDir = join(dir, 'cli');
   mkdirSync(cliDir, { recursive: true });
-  const name = `${process.pid}-${++runCounter}`;
+  // A worker may evaluate this module again for its next test file: the random part keeps names
+  // unique when the counter starts over.
+  const name = `${process.pid}-${++runCounter}-${randomBytes(4).toString('hex')}`;
   writeFileSync(join(cliDir, `${name}.stdout`), stdout);
   writeFileSync(join(cliDir, `${name}.stderr`), stderr);
   const meta: CliRunMeta = {
