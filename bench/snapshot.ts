@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { writeParquetFile } from '../src/warehouse/index.js';
+import { Prng } from '../src/simulator/prng.js';
 import type { ColumnSpec } from '../src/warehouse/index.js';
 
 /** Writers compared by the benchmark. */
@@ -222,18 +223,6 @@ export async function runSnapshotBench(options: SnapshotBenchOptions = {}): Prom
   }
 }
 
-/** A small deterministic PRNG (mulberry32) so every run benchmarks the same rows. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'];
 const STATUSES = ['active', 'active', 'active', 'active', 'expired', 'suspended', 'revoked'];
 const WORDS = ['lucky', 'royal', 'spin', 'jackpot', 'casino', 'bet', 'vegas', 'slots', 'ace', 'golden'];
@@ -252,7 +241,8 @@ function createLicenceDatabase(path: string, rows: number): void {
       status TEXT, source_url TEXT, first_seen_at TEXT NOT NULL, last_confirmed_at TEXT, removed_at TEXT,
       PRIMARY KEY (domain_normalized, jurisdiction, license_number)) STRICT`);
     const insert = db.prepare(`INSERT INTO licenses VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-    const random = prng(20240501);
+    const prng = new Prng(20240501);
+    const random = (): number => prng.next();
     const base = Date.UTC(2020, 0, 1);
     const span = Date.UTC(2025, 0, 1) - base;
     const insertBatch = db.transaction((from: number, to: number) => {

@@ -7,6 +7,7 @@ import type { Config } from '../../../src/config/config.js';
 import { MemoryLogger } from '../../../src/log/logger.js';
 import { openRunContext } from '../../../src/runtime/run-context.js';
 import type { RunningSimulator, UsageEntry } from '../../../src/simulator/index.js';
+import { Prng } from '../../../src/simulator/prng.js';
 import { runCliProcess } from '../../helpers/cli.js';
 import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
@@ -46,18 +47,6 @@ export interface SoakCounts {
 
 const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 
-/** A small seeded PRNG (mulberry32) for the soak's own choices (mutations). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * Drives every pipeline against a faulted simulator, checks each invocation's contract (exit
  * status, one JSON summary, no POST sent twice, budget kept) and keeps the counts. Pipelines
@@ -86,7 +75,8 @@ export class ChaosSoak {
     private readonly config: Config,
     private readonly options: { seed: number; enrichBudget: number; mutationsPerRound: number },
   ) {
-    this.random = prng(options.seed);
+    const prng = new Prng(options.seed);
+    this.random = () => prng.next();
   }
 
   get dbPath(): string {

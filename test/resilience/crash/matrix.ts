@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, onTestFinished } from 'vitest';
 import { startSimulator } from '../../../src/simulator/index.js';
+import { hashString, Prng } from '../../../src/simulator/prng.js';
 import type {
   FaultRule,
   RunningSimulator,
@@ -40,24 +41,6 @@ const CATALOGUE_SEED = 8;
  * intent is checked against the domain's profile (pipelines/enrich.ts DEFAULT_INTENT_LAPSE_MS).
  */
 export const LATER_MS = 11 * 60_000;
-
-/** mulberry32: a small deterministic PRNG, uniform in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-function hashLabel(label: string): number {
-  let h = 2_166_136_261;
-  for (const ch of label) h = Math.imul(h ^ ch.charCodeAt(0), 16_777_619);
-  return h >>> 0;
-}
 
 /** One pipeline's own directory, mirror, config and simulator. */
 export interface Workspace {
@@ -245,8 +228,9 @@ export function creditFigures(usage: readonly UsageEntry[]): CreditFigures {
  * one. Returns the figures (also printed as one line).
  */
 export async function runCrashMatrix(scenario: CrashScenario, requiredKills: number): Promise<MatrixFigures> {
-  const seed = (CRASH_SEED ^ hashLabel(scenario.pipeline)) >>> 0;
-  const random = prng(seed);
+  const seed = (CRASH_SEED ^ hashString(scenario.pipeline)) >>> 0;
+  const prng = new Prng(seed);
+  const random = (): number => prng.next();
 
   let templateDb: string | undefined;
   if (scenario.prepare) {
