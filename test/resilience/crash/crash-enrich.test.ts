@@ -1,8 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { scale } from '../mode.js';
 import { describeOutcome } from './child.js';
-import { creditFigures, runCrashMatrix, runPipelineChild } from './matrix.js';
+import { creditFigures, describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
 import { diffRowSets, query } from './mirror-checks.js';
 
@@ -100,14 +99,4 @@ const ENRICH: CrashScenario = {
   },
 };
 
-describe('crash matrix: enrich', () => {
-  it(
-    'killed with SIGKILL at seeded random points, then run again: each stale domain enriched and paid once',
-    async () => {
-      const figures = await runCrashMatrix(ENRICH, scale(1, 10));
-      expect(figures.killsMidRun).toBeGreaterThanOrEqual(scale(1, 10));
-      expect(figures.recovered).toBe(figures.trials);
-    },
-    scale(120_000, 600_000),
-  );
-});
+describeCrashMatrix(ENRICH, 'each stale domain enriched and paid once');

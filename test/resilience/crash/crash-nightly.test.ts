@@ -1,8 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { scale } from '../mode.js';
 import { describeOutcome } from './child.js';
-import { runCrashMatrix } from './matrix.js';
+import { describeCrashMatrix } from './matrix.js';
 import type { CrashScenario } from './matrix.js';
 import { diffMirrors, diffSnapshots, snapshotLayout } from './mirror-checks.js';
 import { CATALOGUE_TABLES, SYNC_STATE_TABLE } from './tables.js';
@@ -35,14 +34,4 @@ const NIGHTLY: CrashScenario = {
   },
 };
 
-describe('crash matrix: run nightly', () => {
-  it(
-    'killed with SIGKILL at seeded random points, then run again: mirror and snapshot equal the fault-free ones',
-    async () => {
-      const figures = await runCrashMatrix(NIGHTLY, scale(1, 10));
-      expect(figures.killsMidRun).toBeGreaterThanOrEqual(scale(1, 10));
-      expect(figures.recovered).toBe(figures.trials);
-    },
-    scale(120_000, 600_000),
-  );
-});
+describeCrashMatrix(NIGHTLY, 'mirror and snapshot equal the fault-free ones');

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
-import { scale } from '../mode.js';
 import { describeOutcome, summaryOf } from './child.js';
-import { runCrashMatrix, runPipelineChild } from './matrix.js';
+import { describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
 import { diffSnapshots, listFiles, query, snapshotLayout, withoutDates } from './mirror-checks.js';
 import type { TableSpec } from './mirror-checks.js';
@@ -96,14 +95,4 @@ const SNAPSHOT: CrashScenario = {
   },
 };
 
-describe('crash matrix: snapshot', () => {
-  it(
-    'killed with SIGKILL at seeded random points, then run again: the files equal the fault-free ones',
-    async () => {
-      const figures = await runCrashMatrix(SNAPSHOT, scale(1, 10));
-      expect(figures.killsMidRun).toBeGreaterThanOrEqual(scale(1, 10));
-      expect(figures.recovered).toBe(figures.trials);
-    },
-    scale(120_000, 600_000),
-  );
-});
+describeCrashMatrix(SNAPSHOT, 'the files equal the fault-free ones');

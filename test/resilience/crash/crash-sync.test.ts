@@ -1,8 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { scale } from '../mode.js';
 import { describeOutcome } from './child.js';
-import { runCrashMatrix } from './matrix.js';
+import { describeCrashMatrix } from './matrix.js';
 import type { CrashScenario } from './matrix.js';
 import { diffMirrors } from './mirror-checks.js';
 import { CATALOGUE_TABLES, SYNC_STATE_TABLE } from './tables.js';
@@ -26,14 +25,4 @@ const SYNC: CrashScenario = {
   },
 };
 
-describe('crash matrix: sync', () => {
-  it(
-    'killed with SIGKILL at seeded random points, then run again: the mirror equals the fault-free one',
-    async () => {
-      const figures = await runCrashMatrix(SYNC, scale(1, 10));
-      expect(figures.killsMidRun).toBeGreaterThanOrEqual(scale(1, 10));
-      expect(figures.recovered).toBe(figures.trials);
-    },
-    scale(120_000, 600_000),
-  );
-});
+describeCrashMatrix(SYNC, 'the mirror equals the fault-free one');

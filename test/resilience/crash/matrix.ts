@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { expect, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSimulator } from '../../../src/simulator/index.js';
 import { hashString, Prng } from '../../../src/simulator/prng.js';
 import type {
@@ -13,6 +13,7 @@ import type {
   UsageEntry,
 } from '../../../src/simulator/index.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { scale } from '../mode.js';
 import { testConfigFile } from '../../helpers/test-context.js';
 import { clockAheadImport, describeOutcome, runChild, summaryOf } from './child.js';
 import type { ChildOutcome, KillTrigger } from './child.js';
@@ -451,4 +452,30 @@ export function summaryLine(f: MatrixFigures): string {
       .join('') +
     `; credits checked in ${f.creditsChecked} trials: paid twice ${f.paidTwice}, max ${f.maxCredits} of budget ${f.budget}`
   );
+}
+
+/** Kills per pipeline: one under `npm test`, ten under `npm run test:resilience`. */
+export const REQUIRED_KILLS = scale(1, 10);
+
+/**
+ * The one test of a pipeline's crash matrix: enough kills landed mid-run, and every trial
+ * recovered to the fault-free result, or (only where `allowRefusals`) ended in a refusal the
+ * scenario asserted as documented.
+ */
+export function describeCrashMatrix(
+  scenario: CrashScenario,
+  title: string,
+  options: { allowRefusals?: boolean } = {},
+): void {
+  describe(`crash matrix: ${scenario.pipeline}`, () => {
+    it(
+      `killed with SIGKILL at seeded random points, then run again: ${title}`,
+      async () => {
+        const figures = await runCrashMatrix(scenario, REQUIRED_KILLS);
+        expect(figures.killsMidRun).toBeGreaterThanOrEqual(REQUIRED_KILLS);
+        if (!options.allowRefusals) expect(figures.recovered).toBe(figures.trials);
+      },
+      scale(120_000, 600_000),
+    );
+  });
 }
