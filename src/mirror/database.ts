@@ -57,7 +57,7 @@ export interface MigrateMirrorResult {
  * migration.
  *
  * - Creates the parent directory.
- * - Sets WAL, `synchronous=NORMAL`, `foreign_keys=ON` and a busy timeout.
+ * - Sets WAL, `synchronous=NORMAL`, `foreign_keys=ON`, `temp_store=MEMORY` and a busy timeout.
  * - A file that is not SQLite fails with `ERR_MIRROR_OPEN` naming the path; a failed migration
  *   with `ERR_MIRROR_MIGRATION` naming the migration. Nothing stays open after a failure.
  *
@@ -89,6 +89,10 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
       sqlite.pragma('synchronous = NORMAL');
     }
     sqlite.pragma('foreign_keys = ON');
+    // Statement journals (every upsert that fires the change_log triggers opens one) and temp
+    // b-trees in memory: on disk they cost a temp file and about 70 extra pwrite calls per synced
+    // profile (strace of 30,000 profile upserts: 2.98 M pwrites with temp files, 0.79 M without).
+    sqlite.pragma('temp_store = MEMORY');
     sqlite.prepare('SELECT count(*) FROM sqlite_schema').get();
   } catch (error) {
     sqlite.close();
@@ -209,9 +213,16 @@ export function cachedStatement(mirror: Mirror, sqlText: string): Database.State
   return statement;
 }
 
-/** Runs `fn` in one better-sqlite3 transaction (rolled back if it throws). */
+/**
+ * Runs `fn` in one better-sqlite3 transaction (rolled back if it throws). Inside a transaction
+ * that is already open, `fn` joins it instead of opening a savepoint: a savepoint made profile
+ * upserts about 4× slower (20,000 profiles: 1,300 against 324 µs of CPU each). An error thrown by
+ * `fn` then rolls back the whole outer transaction when it leaves it, so a caller must not catch
+ * it inside the outer transaction and go on writing.
+ */
 export function inTransaction<T>(mirror: Mirror, fn: () => T): T {
-  return mirrorInternals(mirror).sqlite.transaction(fn)();
+  const { sqlite } = mirrorInternals(mirror);
+  return sqlite.inTransaction ? fn() : sqlite.transaction(fn)();
 }
 
 function messageOf(error: unknown): string {
