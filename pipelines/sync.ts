@@ -1,12 +1,8 @@
 import type { DomainFilters, DomainProfile, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
-import {
-  classifySummaries,
-  markUnlisted,
-  upsertDomainSummaries,
-  upsertProfiles,
-} from '../src/mirror/store/domains.js';
-import { withBackgroundCheckpoints } from '../src/mirror/checkpointer.js';
+import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
+import { openProfileWriter } from '../src/mirror/profile-writer.js';
+import type { ProfileBatchResult, ProfileWriter } from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { updatePipelineRunStats } from '../src/mirror/store/runs.js';
@@ -30,7 +26,7 @@ export interface SyncOptions {
   perPage?: number;
   /** Listing passes at most when the catalogue moves under the cursor. @default 3 */
   maxPasses?: number;
-  /** Profiles per mirror transaction. @default 250 */
+  /** Profiles per write request to the mirror writer thread. @default 250 */
   batchSize?: number;
 }
 
@@ -92,11 +88,16 @@ export async function syncPipeline(
   return runPipeline(
     ctx,
     PIPELINE,
-    // A sync is a bulk write: WAL checkpoints move to a worker thread (src/mirror/checkpointer.ts).
-    (run) =>
-      withBackgroundCheckpoints(run.ctx.mirror, () =>
-        new SyncRun(run.ctx, run.id, run.startedAt, options, stats).execute(),
-      ),
+    // A sync is a bulk write: the mirror writes run on a writer thread (src/mirror/profile-writer.ts),
+    // so fetching is not held up by them; that thread also does the WAL checkpoints.
+    async (run) => {
+      const writer = await openProfileWriter(run.ctx.mirror);
+      try {
+        return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();
+      } finally {
+        await writer.close();
+      }
+    },
     () => stats,
   );
 }
@@ -104,6 +105,7 @@ export async function syncPipeline(
 class SyncRun {
   private readonly ctx: RunContext;
   private readonly api: DomainServiceApi;
+  private readonly writer: ProfileWriter;
   private readonly runId: number;
   private readonly startedAt: string;
   private readonly stats: SyncStats;
@@ -126,9 +128,17 @@ class SyncRun {
   private readonly pagesTask;
   private readonly profilesTask;
 
-  constructor(ctx: RunContext, runId: number, startedAt: string, options: SyncOptions, stats: SyncStats) {
+  constructor(
+    ctx: RunContext,
+    runId: number,
+    startedAt: string,
+    options: SyncOptions,
+    stats: SyncStats,
+    writer: ProfileWriter,
+  ) {
     this.ctx = ctx;
     this.api = ctx.api;
+    this.writer = writer;
     this.runId = runId;
     this.startedAt = startedAt;
     this.stats = stats;
@@ -181,6 +191,7 @@ class SyncRun {
         // listing when the mirror's count of the scope differs from the service's total.
         if (this.stopError === undefined && Object.keys(this.scopeFilters).length === 0) {
           const probe = await this.api.searchDomains({ page: 1, per_page: 1 }, { signal: ctx.signal });
+          await this.writer.drain(); // the count reads the listing just written
           const known = listedDomainCount(ctx.mirror);
           if (probe.total !== known) {
             ctx.logger.info('count mismatch after incremental listing; listing everything', {
@@ -204,6 +215,9 @@ class SyncRun {
       this.noteStop(error);
     }
     this.flush(true);
+    // Every write asked for is committed (or answered with a failure) before the run decides
+    // anything from the mirror: unlisted domains, the watermark, the counts.
+    await this.writer.drain();
     this.pagesTask.done();
     this.profilesTask.done();
 
@@ -297,8 +311,9 @@ class SyncRun {
   private handlePage(summaries: DomainSummary[]): void {
     const { ctx, stats } = this;
     if (summaries.length === 0) return;
+    // Validates every summary (a bad timestamp throws here, before anything is written).
     const classes = classifySummaries(ctx.mirror, summaries);
-    upsertDomainSummaries(ctx.mirror, summaries, { listedAt: isoFromMs(ctx.clock()) });
+    this.track(this.writer.writeSummaries(summaries, isoFromMs(ctx.clock())));
     stats.listed += summaries.length;
     stats.new += classes.new.length;
     stats.changed += classes.changed.length;
@@ -325,6 +340,8 @@ class SyncRun {
         this.stats.profilesFetched += 1;
         this.profilesTask.increment();
         this.flush(false);
+        // Fetching must not outrun writing: this task's slot is held until the writer has room.
+        await this.writer.waitForRoom();
       } catch (error) {
         // An abort or a stop by the service (401) ends the run; anything else is this item's.
         if (runStatusForError(error) !== 'failed') {
@@ -344,7 +361,7 @@ class SyncRun {
     });
   }
 
-  /** Commits buffered profiles in one transaction when the batch is full, a second has passed, or at the end. */
+  /** Sends buffered profiles to the writer when the batch is full, a second has passed, or at the end. */
   private flush(force: boolean): void {
     const now = this.ctx.clock();
     if (this.buffer.length === 0) return;
@@ -352,26 +369,21 @@ class SyncRun {
     const batch = this.buffer;
     this.buffer = [];
     this.lastFlushMs = now;
-    try {
-      upsertProfiles(this.ctx.mirror, batch, { syncedAt: isoFromMs(now) });
-    } catch (error) {
-      // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
-      // retry one by one so every good profile lands and the bad one is reported by domain.
-      if (batch.length === 1) {
-        const domain = batch[0]!.domain_normalized;
-        this.failures.push({
-          item: domain,
-          code: errorCode(error),
-          message: redactText((error as Error).message),
-        });
-        this.stats.profilesFetched -= 1;
-        return;
-      }
-      for (const profile of batch) {
-        this.buffer = [profile];
-        this.flush(true);
-      }
+    this.track(this.writer.writeProfiles(batch, isoFromMs(now)).then((result) => this.recordRefused(result)));
+  }
+
+  /** A profile the mirror refused (a bad timestamp, a missing key) is an item failure, by domain. */
+  private recordRefused(result: ProfileBatchResult): void {
+    for (const failure of result.failures) {
+      this.failures.push({ item: failure.item, code: failure.code, message: redactText(failure.message) });
+      this.stats.profilesFetched -= 1;
+      this.ctx.logger.warn('profile not mirrored', { domain: failure.item, code: failure.code });
     }
+  }
+
+  /** A write the writer could not do at all (the database, not an item) stops the run. */
+  private track(write: Promise<unknown>): void {
+    write.catch((error: unknown) => this.noteStop(error));
   }
 
   private noteStop(error: unknown): void {

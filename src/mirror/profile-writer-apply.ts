@@ -1,0 +1,89 @@
+import { mirrorInternals } from './database.js';
+import type { Mirror } from './database.js';
+import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
+import type { WriterFailure, WriterReply, WriterRequest } from './profile-writer-protocol.js';
+import { upsertDomainSummaries, upsertProfiles } from './store/domains.js';
+
+/*
+ * What the mirror writer does with its requests, on whichever thread runs it (the worker of
+ * profile-writer-worker.ts, or the calling thread for an in-memory mirror).
+ */
+
+export function errorFields(error: unknown): { code: string; message: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return {
+    code: typeof code === 'string' ? code : 'ERR_MIRROR_WRITE',
+    message: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/** Runs one request on `m` (the caller decides about the transaction). */
+function apply(m: Mirror, request: WriterRequest): WriterReply {
+  if (request.kind === 'summaries') {
+    const result = upsertDomainSummaries(m, request.summaries as DomainSummaryInput[], {
+      listedAt: request.listedAt,
+    });
+    return { id: request.id, ok: true, kind: 'summaries', result, failures: [] };
+  }
+  const result = upsertProfiles(m, request.profiles as DomainProfileInput[], { syncedAt: request.syncedAt });
+  return { id: request.id, ok: true, kind: 'profiles', profilesWritten: result.profiles, failures: [] };
+}
+
+/**
+ * BEGIN IMMEDIATE: the store reads before it writes, and a deferred transaction whose snapshot
+ * went stale (the main thread wrote meanwhile) would fail at its first write instead of waiting.
+ */
+function immediate<T>(m: Mirror, fn: () => T): T {
+  return mirrorInternals(m).sqlite.transaction(fn).immediate();
+}
+
+/** One request alone; a refused profile batch is retried one profile at a time. */
+function applyAlone(m: Mirror, request: WriterRequest): WriterReply {
+  try {
+    return immediate(m, () => apply(m, request));
+  } catch (error) {
+    if (request.kind === 'summaries' || request.profiles.length <= 1) {
+      const single = request.kind === 'profiles' ? request.profiles[0] : undefined;
+      if (single !== undefined) {
+        const failure: WriterFailure = { item: domainOf(single), ...errorFields(error) };
+        return { id: request.id, ok: true, kind: 'profiles', profilesWritten: 0, failures: [failure] };
+      }
+      return { id: request.id, ok: false, error: errorFields(error) };
+    }
+    // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
+    // one by one, every good profile lands and the bad one is reported by its domain.
+    const failures: WriterFailure[] = [];
+    let written = 0;
+    for (const profile of request.profiles) {
+      try {
+        written += immediate(m, () =>
+          upsertProfiles(m, [profile as DomainProfileInput], { syncedAt: request.syncedAt }),
+        ).profiles;
+      } catch (itemError) {
+        failures.push({ item: domainOf(profile), ...errorFields(itemError) });
+      }
+    }
+    return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+  }
+}
+
+function domainOf(profile: unknown): string {
+  const key = (profile as { domain_normalized?: unknown } | null)?.domain_normalized;
+  return typeof key === 'string' ? key : String(key);
+}
+
+/**
+ * Applies requests in order and answers each. Several are committed in one transaction (fewer
+ * commits, fewer WAL page rewrites); when something in the group is refused, nothing of it was
+ * written and each request is applied again alone, and a refused profile batch one profile at a
+ * time, so every good profile lands and a bad one is reported by its domain.
+ */
+export function applyRequests(m: Mirror, group: readonly WriterRequest[]): WriterReply[] {
+  if (group.length === 0) return [];
+  if (group.length === 1) return [applyAlone(m, group[0]!)];
+  try {
+    return immediate(m, () => group.map((request) => apply(m, request)));
+  } catch {
+    return group.map((request) => applyAlone(m, request));
+  }
+}

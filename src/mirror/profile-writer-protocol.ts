@@ -1,0 +1,38 @@
+/* Messages between src/mirror/profile-writer.ts and its worker thread. */
+
+/** `workerData` of the writer thread. */
+export interface WriterWorkerData {
+  path: string;
+  busyTimeoutMs: number;
+  /** SQLite page cache of the writer connection, KiB. */
+  cacheSizeKib: number;
+  /** Keep SQLite's auto-checkpoint (false while a checkpointer thread does it). */
+  autoCheckpoint: boolean;
+}
+
+/** A write asked of the writer thread. */
+export type WriterCommand =
+  | { kind: 'summaries'; summaries: unknown[]; listedAt: string }
+  | { kind: 'profiles'; profiles: unknown[]; syncedAt: string };
+
+/** A {@link WriterCommand} with the id its reply carries. */
+export type WriterRequest = WriterCommand & { id: number };
+
+/** An item the mirror refused, by domain. */
+export interface WriterFailure {
+  item: string;
+  code: string;
+  message: string;
+}
+
+/** The answer to one {@link WriterRequest}. */
+export type WriterReply =
+  | {
+      id: number;
+      ok: true;
+      kind: 'summaries';
+      result: { inserted: number; updated: number; unchanged: number };
+      failures: WriterFailure[];
+    }
+  | { id: number; ok: true; kind: 'profiles'; profilesWritten: number; failures: WriterFailure[] }
+  | { id: number; ok: false; error: { code: string; message: string } };

@@ -1,0 +1,261 @@
+import { existsSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { DomainSyncError } from '../util/domain-sync-error.js';
+import type { Mirror } from './database.js';
+import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
+import type {
+  WriterCommand,
+  WriterFailure,
+  WriterReply,
+  WriterWorkerData,
+} from './profile-writer-protocol.js';
+import { applyRequests } from './profile-writer-apply.js';
+import type { UpsertSummariesResult } from './store/domains.js';
+
+export type { WriterFailure } from './profile-writer-protocol.js';
+
+/*
+ * The sync's mirror writes on a second thread. Writing a profile (its domain row, licences,
+ * payment methods, sections, their indexes and change_log rows) costs more CPU than fetching it,
+ * so on the main thread the mirror was the bottleneck of a full sync (docs/benchmarks.md). Here
+ * the main thread fetches and parses; a worker thread with its own connection to the same file
+ * runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the order the
+ * writes were asked for, each request in one transaction as before.
+ *
+ * Callers must {@link ProfileWriter.drain} before anything that reads what was written (the
+ * watermark is advanced only after a drain) and respect {@link ProfileWriter.waitForRoom}, which
+ * keeps memory flat when fetching outruns writing.
+ */
+
+/** Result of a profile batch: profiles written, and the ones the mirror refused, by domain. */
+export interface ProfileBatchResult {
+  profilesWritten: number;
+  failures: WriterFailure[];
+}
+
+/** Options of {@link openProfileWriter}. */
+export interface ProfileWriterOptions {
+  /** Requests in flight before {@link ProfileWriter.waitForRoom} waits. @default 4 */
+  maxPending?: number;
+  /** Page cache of the writer connection, KiB. @default 65536 (64 MiB) */
+  cacheSizeKib?: number;
+  /** Keep SQLite's auto-checkpoint; false while a checkpointer thread runs. @default true */
+  autoCheckpoint?: boolean;
+  /** How long a write waits for another writer's lock. @default 15000 */
+  busyTimeoutMs?: number;
+}
+
+/** Mirror writes done by a worker thread; see the file comment. */
+export interface ProfileWriter {
+  /** Upserts a listing page (upsertDomainSummaries in the worker). */
+  writeSummaries(summaries: readonly DomainSummaryInput[], listedAt: string): Promise<UpsertSummariesResult>;
+  /** Upserts profiles (upsertProfiles in the worker); a refused profile is reported, not thrown. */
+  writeProfiles(profiles: readonly DomainProfileInput[], syncedAt: string): Promise<ProfileBatchResult>;
+  /** Requests sent and not yet answered. */
+  readonly pending: number;
+  /** Resolves when fewer than `maxPending` requests are in flight. */
+  waitForRoom(): Promise<void>;
+  /** Resolves when every request sent so far is committed (or answered with an error). */
+  drain(): Promise<void>;
+  /** Drains, then stops the thread and closes its connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Waiter {
+  resolve(reply: WriterReply): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The worker is compiled JavaScript: from dist/ it sits beside this file; under vitest (sources
+ * run as TypeScript, which a worker thread cannot load) it is taken from the build, which
+ * `npm test` makes first. A build older than the store sources is refused rather than run.
+ */
+function workerScript(): URL {
+  const here = new URL(import.meta.url);
+  if (!here.pathname.endsWith('.ts')) return new URL('./profile-writer-worker.js', here);
+  const built = new URL('../../dist/src/mirror/profile-writer-worker.js', here);
+  const builtPath = fileURLToPath(built);
+  if (!existsSync(builtPath)) {
+    throw new DomainSyncError(
+      'ERR_MIRROR_WRITER',
+      `the mirror writer thread needs the build (${builtPath} is missing): run npm run build`,
+    );
+  }
+  const builtAt = statSync(builtPath).mtimeMs;
+  for (const source of ['./profile-writer-worker.ts', './store/domains.ts', './database.ts']) {
+    if (statSync(fileURLToPath(new URL(source, here))).mtimeMs > builtAt) {
+      throw new DomainSyncError(
+        'ERR_MIRROR_WRITER',
+        `the build of the mirror writer thread is older than src/mirror: run npm run build`,
+      );
+    }
+  }
+  return built;
+}
+
+/**
+ * Writes on the calling thread, through the mirror's own connection: for an in-memory mirror,
+ * which a second connection cannot see. Same interface, same store functions.
+ */
+function inlineWriter(mirror: Mirror): ProfileWriter {
+  let nextId = 1;
+  const run = (request: WriterCommand): WriterReply =>
+    applyRequests(mirror, [{ ...request, id: nextId++ }])[0]!;
+  return {
+    writeSummaries: async (summaries, listedAt) =>
+      summariesResult(run({ kind: 'summaries', summaries: [...summaries], listedAt })),
+    writeProfiles: async (profiles, syncedAt) =>
+      profilesResult(run({ kind: 'profiles', profiles: [...profiles], syncedAt })),
+    pending: 0,
+    waitForRoom: () => Promise.resolve(),
+    drain: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+}
+
+function summariesResult(reply: WriterReply): UpsertSummariesResult {
+  if (reply.ok && reply.kind === 'summaries') return reply.result;
+  throw replyError(reply);
+}
+
+function profilesResult(reply: WriterReply): ProfileBatchResult {
+  if (reply.ok && reply.kind === 'profiles')
+    return { profilesWritten: reply.profilesWritten, failures: reply.failures };
+  throw replyError(reply);
+}
+
+function replyError(reply: WriterReply): DomainSyncError {
+  const error = reply.ok
+    ? { code: 'ERR_MIRROR_WRITER', message: `unexpected ${reply.kind} reply` }
+    : reply.error;
+  return new DomainSyncError(error.code, error.message);
+}
+
+/**
+ * Starts the writer thread on `mirror`'s file and waits until its connection is open. Throws
+ * `ERR_MIRROR_WRITER` if it cannot start. An in-memory mirror gets a writer on the calling
+ * thread instead (a second connection could not see it).
+ */
+export async function openProfileWriter(
+  mirror: Mirror,
+  options: ProfileWriterOptions = {},
+): Promise<ProfileWriter> {
+  if (mirror.readonly) {
+    throw new DomainSyncError('ERR_MIRROR_WRITER', `the mirror ${mirror.path} is open read-only`);
+  }
+  if (mirror.path === ':memory:') return inlineWriter(mirror);
+  const maxPending = Math.max(1, Math.trunc(options.maxPending ?? 4));
+  const workerData: WriterWorkerData = {
+    path: mirror.path,
+    busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000)),
+    cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? 65_536)),
+    autoCheckpoint: options.autoCheckpoint ?? true,
+  };
+  const worker = new Worker(workerScript(), { workerData });
+  const waiters = new Map<number, Waiter>();
+  const roomWaiters: Array<() => void> = [];
+  const drainWaiters: Array<() => void> = [];
+  let nextId = 1;
+  let dead: Error | undefined;
+  let closing: Promise<void> | undefined;
+
+  const settleWaiting = (): void => {
+    if (waiters.size < maxPending) for (const wake of roomWaiters.splice(0)) wake();
+    if (waiters.size === 0) for (const wake of drainWaiters.splice(0)) wake();
+  };
+  const die = (error: Error): void => {
+    if (dead !== undefined) return;
+    dead = error;
+    for (const waiter of waiters.values()) waiter.reject(error);
+    waiters.clear();
+    settleWaiting();
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    const onMessage = (message: { ready?: boolean; fatal?: { message: string } }): void => {
+      worker.off('error', onError);
+      if (message.ready) resolve();
+      else {
+        void worker.terminate();
+        reject(
+          new DomainSyncError(
+            'ERR_MIRROR_WRITER',
+            `the mirror writer thread could not open ${mirror.path}: ${message.fatal?.message ?? 'unknown error'}`,
+          ),
+        );
+      }
+    };
+    const onError = (error: Error): void => {
+      worker.off('message', onMessage);
+      reject(
+        new DomainSyncError(
+          'ERR_MIRROR_WRITER',
+          `the mirror writer thread failed to start: ${error.message}`,
+          { cause: error },
+        ),
+      );
+    };
+    worker.once('message', onMessage);
+    worker.once('error', onError);
+  });
+
+  worker.on('message', (reply: WriterReply) => {
+    const waiter = waiters.get(reply.id);
+    if (waiter === undefined) return;
+    waiters.delete(reply.id);
+    waiter.resolve(reply);
+    settleWaiting();
+  });
+  worker.on('error', (error) => {
+    mirror.logger.error('mirror writer thread failed', { error: error.message });
+    die(
+      new DomainSyncError('ERR_MIRROR_WRITER', `the mirror writer thread failed: ${error.message}`, {
+        cause: error,
+      }),
+    );
+  });
+  worker.on('exit', (code) => {
+    die(new DomainSyncError('ERR_MIRROR_WRITER', `the mirror writer thread exited (code ${code})`));
+  });
+
+  const send = (request: WriterCommand): Promise<WriterReply> => {
+    if (closing !== undefined)
+      return Promise.reject(new DomainSyncError('ERR_MIRROR_WRITER', 'the mirror writer is closed'));
+    if (dead !== undefined) return Promise.reject(dead);
+    const id = nextId++;
+    return new Promise<WriterReply>((resolve, reject) => {
+      waiters.set(id, { resolve, reject });
+      worker.postMessage({ ...request, id });
+    });
+  };
+  const drain = (): Promise<void> =>
+    waiters.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve));
+
+  return {
+    writeSummaries: async (summaries, listedAt) =>
+      summariesResult(await send({ kind: 'summaries', summaries: [...summaries], listedAt })),
+    writeProfiles: async (profiles, syncedAt) =>
+      profilesResult(await send({ kind: 'profiles', profiles: [...profiles], syncedAt })),
+    get pending() {
+      return waiters.size;
+    },
+    waitForRoom() {
+      return waiters.size < maxPending
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => roomWaiters.push(resolve));
+    },
+    drain,
+    close() {
+      closing ??= (async () => {
+        await drain();
+        if (dead !== undefined) return;
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        worker.postMessage({ kind: 'close' });
+        await exited;
+      })();
+      return closing;
+    },
+  };
+}

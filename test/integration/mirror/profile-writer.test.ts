@@ -1,0 +1,155 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openMirror } from '../../../src/mirror/database.js';
+import type { Mirror } from '../../../src/mirror/database.js';
+import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
+import { upsertDomainSummaries, upsertProfiles } from '../../../src/mirror/store/domains.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { licence, paymentMethod, profile, summary } from './builders.js';
+import { tempMirror } from './helpers.js';
+
+const T1 = '2025-04-01T00:00:00.000Z';
+const T2 = '2025-04-02T00:00:00.000Z';
+
+/** Every row of the tables a sync writes, in a stable order, for comparing two mirrors. */
+async function contents(mirror: Mirror): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of ['domains', 'licenses', 'payment_methods', 'domain_sections', 'change_log'] as const) {
+    const rows = await mirror.db.selectFrom(table).selectAll().execute();
+    out[table] = rows
+      .map((r) => {
+        const { id: _id, ...rest } = r as Record<string, unknown>;
+        return rest;
+      })
+      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  }
+  return out;
+}
+
+function manyProfiles(count: number, prefix: string): ReturnType<typeof profile>[] {
+  return Array.from({ length: count }, (_, i) =>
+    profile(`${prefix}${i}.example`, {
+      licenses: [licence({ license_number: `L-${i}` })],
+      payment_methods: [paymentMethod({ normalized_name: `pm${i % 7}` })],
+    }),
+  );
+}
+
+describe('openProfileWriter (mirror writes on a worker thread)', () => {
+  it('writes exactly what the store functions write on the calling thread', async () => {
+    const threaded = await tempMirror();
+    const inline = await tempMirror();
+    const summaries = [summary('a.example'), summary('b.example'), summary('c.example')];
+    const first = [profile('a.example'), profile('b.example')];
+    const second = [
+      profile('a.example', { licenses: [] }),
+      profile('b.example', { payment_methods: [paymentMethod({ normalized_name: 'crypto' })] }),
+    ];
+
+    const writer = await openProfileWriter(threaded);
+    const summaryResult = await writer.writeSummaries(summaries, T1);
+    const firstResult = await writer.writeProfiles(first, T1);
+    const secondResult = await writer.writeProfiles(second, T2);
+    await writer.close();
+
+    expect(summaryResult).toEqual(upsertDomainSummaries(inline, summaries, { listedAt: T1 }));
+    expect(firstResult).toEqual({
+      profilesWritten: upsertProfiles(inline, first, { syncedAt: T1 }).profiles,
+      failures: [],
+    });
+    expect(secondResult).toEqual({
+      profilesWritten: upsertProfiles(inline, second, { syncedAt: T2 }).profiles,
+      failures: [],
+    });
+    const expected = await contents(inline);
+    expect(expected.domains).toHaveLength(3);
+    expect(expected.change_log!.length).toBeGreaterThan(0);
+    expect(await contents(threaded)).toEqual(expected);
+  });
+
+  it('a refused profile is reported by domain and every other profile of its batch lands', async () => {
+    const mirror = await tempMirror();
+    const writer = await openProfileWriter(mirror);
+    const batch = [
+      profile('good1.example'),
+      profile('bad.example', { last_enriched_at: 'not a time' }),
+      profile('good2.example'),
+    ];
+    const result = await writer.writeProfiles(batch, T1);
+    await writer.close();
+    expect(result.profilesWritten).toBe(2);
+    expect(result.failures).toEqual([
+      expect.objectContaining({
+        item: 'bad.example',
+        code: 'ERR_MIRROR_INPUT',
+        message: expect.stringContaining('last_enriched_at'),
+      }),
+    ]);
+    const names = (await mirror.db.selectFrom('domains').select('domain_normalized').execute()).map(
+      (r) => r.domain_normalized,
+    );
+    expect(names.sort()).toEqual(['good1.example', 'good2.example']);
+  });
+
+  it('requests sent together share a transaction, and one refused request does not sink the others', async () => {
+    const mirror = await tempMirror();
+    const writer = await openProfileWriter(mirror, { maxPending: 100 });
+    // Sent without awaiting: they reach the thread together and are tried as one group first.
+    const pending = [
+      writer.writeProfiles(manyProfiles(50, 'x'), T1),
+      writer.writeProfiles([profile('y0.example'), profile('broken.example', { domain_normalized: '' })], T1),
+      writer.writeProfiles(manyProfiles(50, 'z'), T1),
+    ];
+    expect(writer.pending).toBe(3);
+    const [x, y, z] = await Promise.all(pending);
+    await writer.close();
+    expect(x).toEqual({ profilesWritten: 50, failures: [] });
+    expect(y!.profilesWritten).toBe(1);
+    expect(y!.failures).toHaveLength(1);
+    expect(y!.failures[0]!.code).toBe('ERR_MIRROR_INPUT');
+    expect(z).toEqual({ profilesWritten: 50, failures: [] });
+    const { n } = (await mirror.db
+      .selectFrom('domains')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()) as { n: number };
+    expect(n).toBe(101);
+  });
+
+  it('waitForRoom holds the caller while maxPending requests are in flight, and close drains', async () => {
+    const mirror = await tempMirror();
+    const writer = await openProfileWriter(mirror, { maxPending: 2 });
+    let maxSeen = 0;
+    for (let i = 0; i < 20; i++) {
+      await writer.waitForRoom();
+      expect(writer.pending).toBeLessThan(2);
+      void writer.writeProfiles(manyProfiles(20, `p${i}-`), T1);
+      maxSeen = Math.max(maxSeen, writer.pending);
+    }
+    expect(maxSeen).toBe(2);
+    await writer.close();
+    expect(writer.pending).toBe(0);
+    const rows = await mirror.db.selectFrom('licenses').select('domain_normalized').execute();
+    expect(rows).toHaveLength(400);
+    await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/closed/);
+  });
+
+  it('refuses a read-only mirror, and writes on the calling thread for an in-memory one', async () => {
+    const dir = await tempDir('writer-test-');
+    const path = join(dir, 'mirror.sqlite');
+    (await openMirror(path)).close();
+    const readonly = await openMirror(path, { readonly: true });
+    await expect(openProfileWriter(readonly)).rejects.toMatchObject({ code: 'ERR_MIRROR_WRITER' });
+    await readonly.close();
+
+    const memory = await openMirror(':memory:');
+    const writer = await openProfileWriter(memory);
+    expect(await writer.writeProfiles([profile('m.example')], T1)).toEqual({
+      profilesWritten: 1,
+      failures: [],
+    });
+    await writer.close();
+    const row = await memory.db.selectFrom('domains').select('domain_normalized').executeTakeFirstOrThrow();
+    expect(row.domain_normalized).toBe('m.example');
+    await memory.close();
+  });
+});
