@@ -63,7 +63,10 @@ async function main(): Promise<void> {
   const elapsedMs = performance.now() - started;
   const cpuMs = cpuMsSince(cpuStart);
   await ctx.close();
-  if (result.status !== 'done' || result.failures.length > 0) throw new Error(`sync ended ${result.status}`);
+  if (result.status !== 'done' || result.failures.length > 0)
+    throw new Error(
+      `sync ended ${result.status}: ${JSON.stringify(result.error ?? result.failures.slice(0, 3))}`,
+    );
   print({
     elapsedMs,
     cpuMs,

@@ -66,10 +66,17 @@ interface ChildOutput {
 function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
   const cpuStart = process.cpuUsage();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(import.meta.dirname, 'sync-child.js')], {
-      env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter(Boolean) ?? []),
+        join(import.meta.dirname, 'sync-child.js'),
+      ],
+      {
+        env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
