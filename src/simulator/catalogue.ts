@@ -1,6 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import { filtersKey, JURISDICTIONS } from './filters.js';
 import type { DomainFilters } from './filters.js';
+import { isoTime } from './iso-time.js';
 import { hash32, Prng } from './prng.js';
 import type {
   TruthAffiliateProgram,
@@ -124,6 +125,17 @@ const BRAND_B = [
   'Empire',
   'Ville',
 ];
+/**
+ * Every brand with its slug, indexed `a * BRAND_B.length + b` in draw order, so a brand costs two
+ * draws and no string work (brands are needed several times per profile and per related domain).
+ */
+const BRANDS = BRAND_A.flatMap((a) =>
+  BRAND_B.map((b) => {
+    const name = `${a} ${b}`;
+    const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+    return { name, slug, nameStem: slug.replace(/-/g, '') };
+  }),
+);
 const TLDS = ['com', 'net', 'io', 'casino', 'bet', 'co.uk', 'de', 'se', 'eu', 'games'];
 const UNICODE_STEMS = [
   { stem: 'казино', tld: 'рф' },
@@ -255,6 +267,9 @@ export class Catalogue {
   private readonly customNames = new Map<string, number>();
   private nextId: number;
   private readonly listCache = new Map<string, { version: number; ids: Int32Array }>();
+  // GET /domains/:domain names the id in idOf() and again when generating it: one entry suffices.
+  private lastNamedId = -1;
+  private lastName = '';
 
   constructor(options: CatalogueOptions) {
     this.seed = options.seed;
@@ -269,13 +284,16 @@ export class Catalogue {
 
   /** The generated `domain_normalized` of an id (added domains may have a custom name instead). */
   generatedName(id: number): string {
+    if (id === this.lastNamedId) return this.lastName;
     const rng = Prng.of(this.seed, id, S_NAME);
+    let name: string;
     if (this.quirks && rng.chance(0.04)) {
       const u = rng.pick(UNICODE_STEMS);
-      return `${u.stem}${id}.${u.tld}`;
-    }
-    const brand = this.brandOf(id);
-    return `${brand.slug.replace(/-/g, '')}${id}.${rng.pick(TLDS)}`;
+      name = `${u.stem}${id}.${u.tld}`;
+    } else name = `${this.brandOf(id).nameStem}${id}.${rng.pick(TLDS)}`;
+    this.lastNamedId = id;
+    this.lastName = name;
+    return name;
   }
 
   /** The id of a listed domain (name normalised: case, `www.`, trailing dot, punycode), or undefined. */
@@ -320,10 +338,12 @@ export class Catalogue {
     return id % this.companyCount;
   }
 
-  private brandOf(id: number): { name: string; slug: string } {
+  /** The shared {@link BRANDS} entry of an id; same draws as `pick(BRAND_A)`, `pick(BRAND_B)`. */
+  private brandOf(id: number): { name: string; slug: string; nameStem: string } {
     const rng = Prng.of(this.seed, id, S_BRAND);
-    const name = `${rng.pick(BRAND_A)} ${rng.pick(BRAND_B)}`;
-    return { name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-') };
+    const a = Math.floor(rng.next() * BRAND_A.length);
+    const b = Math.floor(rng.next() * BRAND_B.length);
+    return BRANDS[a * BRAND_B.length + b] as { name: string; slug: string; nameStem: string };
   }
 
   private lastEnrichedMs(id: number): number {
@@ -364,9 +384,8 @@ export class Catalogue {
     return this.quirks ? ms - (ms % 1000) : ms;
   }
 
-  private licences(id: number, lastMs: number): TruthLicence[] {
+  private licences(id: number, lastMs: number, last: string): TruthLicence[] {
     const { rng, jurisdictions } = this.licenceHead(id);
-    const last = iso(lastMs);
     return jurisdictions.map((jurisdiction) => {
       const number = licenceNumber(jurisdiction, rng);
       let status = 'active';
@@ -378,7 +397,7 @@ export class Catalogue {
         license_number: number,
         status,
         source_url: sourceUrl,
-        first_seen_at: iso(
+        first_seen_at: isoTime(
           this.wholeSecondsInQuirks(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS)),
         ),
         last_confirmed_at: last,
@@ -386,14 +405,15 @@ export class Catalogue {
     });
   }
 
-  private payments(id: number, lastMs: number): TruthPaymentMethod[] {
+  private payments(id: number, lastMs: number, last: string): TruthPaymentMethod[] {
     const { rng, picked } = this.paymentHead(id);
-    const last = iso(lastMs);
     return picked.map((pm) => ({
       normalized_name: pm.name,
       category: pm.category,
       confidence: this.quirks && rng.chance(0.2) ? rng.pick(['medium', 'low']) : 'high',
-      first_seen_at: iso(this.wholeSecondsInQuirks(lastMs - rng.int(10, 700) * DAY_MS - rng.int(0, DAY_MS))),
+      first_seen_at: isoTime(
+        this.wholeSecondsInQuirks(lastMs - rng.int(10, 700) * DAY_MS - rng.int(0, DAY_MS)),
+      ),
       last_confirmed_at: last,
     }));
   }
@@ -407,15 +427,14 @@ export class Catalogue {
     }));
   }
 
-  private affiliates(id: number, domainName: () => string): TruthAffiliateProgram[] {
+  private affiliates(id: number, host: string, brandName: string): TruthAffiliateProgram[] {
     const rng = Prng.of(this.seed, id, S_AFF);
     if (rng.chance(0.4)) return [];
     const count = rng.int(1, 2);
     const out: TruthAffiliateProgram[] = [];
     for (let i = 0; i < count; i++) {
-      const host = domainName();
       out.push({
-        name: i === 0 ? `${this.brandOf(id).name} Partners` : `${this.brandOf(id).name} Affiliates ${i + 1}`,
+        name: i === 0 ? `${brandName} Partners` : `${brandName} Affiliates ${i + 1}`,
         url:
           this.quirks && rng.chance(0.15) ? null : `https://partners.${host}/${i === 0 ? '' : `p${i + 1}`}`,
         commission_model: rng.pick(['revshare', 'cpa', 'hybrid']),
@@ -452,22 +471,24 @@ export class Catalogue {
   /** Generates the pristine profile of an id (no overlay). */
   generate(id: number, name = this.generatedName(id), lastMs = this.lastEnrichedMs(id)): TruthProfile {
     const company = this.company(this.companyOf(id));
+    const brand = this.brandOf(id);
+    const last = isoTime(lastMs);
     return {
       domain: name,
       domain_normalized: name,
       company_name: company.name,
       status: 'enriched',
-      last_enriched_at: iso(lastMs),
+      last_enriched_at: last,
       operator: {
         name: company.name,
         legal_entity_name: company.legal_entity_name,
         country_of_incorporation: company.country,
       },
-      brand: this.brandOf(id),
-      licenses: this.licences(id, lastMs),
-      payment_methods: this.payments(id, lastMs),
+      brand: { name: brand.name, slug: brand.slug },
+      licenses: this.licences(id, lastMs, last),
+      payment_methods: this.payments(id, lastMs, last),
       game_providers: this.providers(id),
-      affiliate_programs: this.affiliates(id, () => name),
+      affiliate_programs: this.affiliates(id, name, brand.name),
       geo: this.geo(id),
       related_domains: this.related(id),
     };
@@ -476,6 +497,20 @@ export class Catalogue {
   /** The current canonical profile of a listed id (overlay first). */
   profile(id: number): TruthProfile {
     return this.overlay.get(id) ?? this.generate(id);
+  }
+
+  /**
+   * The fields of a GET /domains item of a listed id, equal to those of {@link profile} but
+   * without generating licences, payments and the other sections.
+   */
+  summary(id: number): Pick<TruthProfile, 'domain_normalized' | 'company_name' | 'last_enriched_at'> {
+    const over = this.overlay.get(id);
+    if (over) return over;
+    return {
+      domain_normalized: this.generatedName(id),
+      company_name: this.company(this.companyOf(id)).name,
+      last_enriched_at: isoTime(this.lastEnrichedMs(id)),
+    };
   }
 
   /** A frozen view of the overlay, for export snapshots. */
@@ -626,10 +661,6 @@ export function normalizeDomain(domain: string): string {
     if (unicode) name = unicode;
   }
   return name;
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 function licenceNumber(jurisdiction: string, rng: Prng): string {

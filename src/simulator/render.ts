@@ -36,7 +36,7 @@ export class Renderer {
   }
 
   /** One item of GET /domains (api-spec.md "Domain summary"). */
-  summary(p: TruthProfile): Json {
+  summary(p: Pick<TruthProfile, 'domain_normalized' | 'company_name' | 'last_enriched_at'>): Json {
     return this.extra(
       {
         domain_normalized: p.domain_normalized,

@@ -1,6 +1,7 @@
 import { Catalogue } from './catalogue.js';
 import { exportChunks, exportContentType, exportFileName } from './export-file.js';
 import { FaultInjector } from './faults.js';
+import { isoTime } from './iso-time.js';
 import type { FieldErrors } from './filters.js';
 import { parseFilters } from './filters.js';
 import { ENRICHMENT_CREDITS, Jobs } from './jobs.js';
@@ -83,7 +84,7 @@ export function errorBody(
   errors: FieldErrors = {},
   nowMs = Date.now(),
 ): Record<string, unknown> {
-  return { success: false, message, errors, timestamp: new Date(nowMs).toISOString() };
+  return { success: false, message, errors, timestamp: isoTime(nowMs) };
 }
 
 const EXPORT_BODY_KEYS = new Set(['filters', 'export_format', 'fields', 'fields[]']);
@@ -280,7 +281,7 @@ export class SimService {
     const start = (parsed.page - 1) * parsed.perPage;
     const domains: unknown[] = [];
     for (let i = start; i < Math.min(ids.length, start + parsed.perPage); i++) {
-      domains.push(this.renderer.summary(this.catalogue.profile(ids[i] as number)));
+      domains.push(this.renderer.summary(this.catalogue.summary(ids[i] as number)));
     }
     const data = { domains, total: ids.length, page: parsed.page, per_page: parsed.perPage };
     if (this.listPageHook) await this.listPageHook(parsed.page);
