@@ -6,9 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import { noopLogger } from '../log/logger.js';
 import { sleep } from '../util/sleep.js';
 import { createControl, handleControlRequest } from './control.js';
+import { isoTime } from './iso-time.js';
 import type { SimRequest, SimResponse } from './service.js';
 import { BASE_PATH, SimService, errorBody, templateOf } from './service.js';
-import type { FaultRule, RequestEntry, RunningSimulator, SimulatorOptions } from './types.js';
+import type { FaultRule, RequestEntry, RunningSimulator, SimulatorOptions, UsageEntry } from './types.js';
 
 const MAX_BODY_BYTES = 1_000_000;
 
@@ -67,11 +68,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
 
     const rawPath = pathname.slice(BASE_PATH.length) || '/';
+    const path = safeDecode(rawPath);
     const auth = authOf(req, keys, service.options.acceptAnyClientKey === true);
     const entry: RequestEntry = {
-      at: new Date(service.now()).toISOString(),
+      at: isoTime(service.now()),
       method,
-      path: safeDecode(rawPath),
+      path,
       query: queryRecord(query),
       auth: auth.kind,
       authValid: auth.valid,
@@ -80,7 +82,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     service.requestLog.push(entry);
     logger.debug('simulator request', { method, path: entry.path });
 
-    const decision = service.faults.decide(method, safeDecode(rawPath));
+    const decision = service.faults.decide(method, path);
     if (decision.latencyMs > 0) {
       try {
         await sleep(decision.latencyMs, closing.signal);
@@ -100,34 +102,35 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if ((fault.kind === 'truncate' || fault.kind === 'malformed') && method === 'GET')
         response = await service.handle(simReq);
       const status = deliverFault(res, req, fault, response, service.now());
-      logUsage({ endpoint, credits: 0 }, status, rawPath, method);
+      logUsage({ endpoint, credits: 0 }, status, path, method);
       return;
     }
 
     const response = await service.handle(simReq);
     if (fault) {
       const status = deliverFault(res, req, fault, response, service.now());
-      const entryLogged = logUsage(response.usage, status, rawPath, method);
+      const entryLogged = logUsage(response.usage, status, path, method);
       response.onUsage?.(entryLogged);
       return;
     }
-    const entryLogged = logUsage(response.usage, response.status, rawPath, method);
+    const entryLogged = logUsage(response.usage, response.status, path, method);
     response.onUsage?.(entryLogged);
     await send(res, response);
   }
 
-  function logUsage(usage: SimResponse['usage'], status: number, rawPath: string, method: string) {
-    const entry = {
-      at: new Date(service.now()).toISOString(),
+  /** Logs one usage entry; `path` is already percent-decoded. */
+  function logUsage(usage: SimResponse['usage'], status: number, path: string, method: string): UsageEntry {
+    const entry: UsageEntry = {
+      at: isoTime(service.now()),
       method,
-      path: safeDecode(rawPath),
+      path,
       endpoint: usage.endpoint,
       status,
       credits: usage.credits ?? 0,
-      ...(usage.domain !== undefined ? { domain: usage.domain } : {}),
-      ...(usage.exportId !== undefined ? { exportId: usage.exportId } : {}),
-      ...(usage.runId !== undefined ? { runId: usage.runId } : {}),
     };
+    if (usage.domain !== undefined) entry.domain = usage.domain;
+    if (usage.exportId !== undefined) entry.exportId = usage.exportId;
+    if (usage.runId !== undefined) entry.runId = usage.runId;
     service.usageLog.push(entry);
     return entry;
   }
@@ -201,6 +204,8 @@ function queryRecord(query: URLSearchParams): Record<string, string | string[]> 
 }
 
 function safeDecode(path: string): string {
+  // Most paths have no escapes, and decodeURIComponent only changes `%` sequences.
+  if (!path.includes('%')) return path;
   try {
     return decodeURIComponent(path);
   } catch {
@@ -209,6 +214,10 @@ function safeDecode(path: string): string {
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
+  // A request with neither header has no body (RFC 9112 §6.3), so skip the stream iterator that
+  // cost a GET more than its routing did; node:http discards the empty stream itself.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
+    return '';
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
