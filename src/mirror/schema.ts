@@ -188,7 +188,7 @@ export interface AccountSnapshotsTable {
   raw: JsonText | null;
 }
 
-/** `change_log`: filled by triggers on every real change of a licence or payment method. */
+/** `change_log`: one row per real change of a licence or payment method, written by the store. */
 export interface ChangeLogTable {
   id: Generated<number>;
   at: IsoTimestamp;

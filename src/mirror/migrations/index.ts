@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_add_locks.js';
+import * as m0003 from './0003_change_log_by_store.js';
 
 /**
  * Every migration of the mirror, by name, in order. Listed in code (not read from a folder at
@@ -9,6 +10,7 @@ import * as m0002 from './0002_add_locks.js';
 export const MIRROR_MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_initial': m0001,
   '0002_add_locks': m0002,
+  '0003_change_log_by_store': m0003,
 });
 
 /** A kysely `MigrationProvider` over {@link MIRROR_MIGRATIONS}. */

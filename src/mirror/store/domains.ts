@@ -16,8 +16,9 @@ import {
  * Domains, licences, payment methods and sections: the sync hot path. Every statement here is hand
  * SQL prepared once per Mirror and run inside one better-sqlite3 transaction per batch, because a
  * fresh kysely query per row measured about 10× slower (LIBRARIES.md §2.2). Every upsert has a
- * `WHERE <something changed>` guard so that a re-run with the same data rewrites no row (and the
- * change_log triggers never record a non-change).
+ * `WHERE <something changed>` guard so that a re-run with the same data rewrites no row. The
+ * change_log rows are written here too, in the same transaction as the change they record
+ * (migration 0003 replaced the triggers that wrote them before).
  */
 
 /** The profile sections stored as JSON in `domain_sections` (fields "not shown" in api-spec.md). */
@@ -288,6 +289,14 @@ const REMOVE_PAYMENT_METHOD = `
   UPDATE payment_methods SET removed_at = ?, mirror_updated_at = ?
   WHERE domain_normalized = ? AND normalized_name = ? AND removed_at IS NULL`;
 
+const INSERT_CHANGE = `
+  INSERT INTO change_log (at, table_name, domain_normalized, item_key, change, old_value, new_value)
+  VALUES (?, ?, ?, ?, ?, ?, ?)`;
+
+/** The value change_log keeps for a payment method (as the 0001 triggers wrote it). */
+const paymentValue = (m: { category: string | null; confidence: string | null }): string =>
+  `${m.category ?? ''}/${m.confidence ?? ''}`;
+
 const UPSERT_SECTION = `
   INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at, mirror_updated_at)
   VALUES (?, ?, ?, ?, ?)
@@ -501,6 +510,7 @@ export function upsertProfiles(
     upsertPayment: cachedStatement(mirror, UPSERT_PAYMENT_METHOD),
     removePayment: cachedStatement(mirror, REMOVE_PAYMENT_METHOD),
     upsertSection: cachedStatement(mirror, UPSERT_SECTION),
+    logChange: cachedStatement(mirror, INSERT_CHANGE),
   };
 
   inTransaction(mirror, () => {
@@ -542,16 +552,26 @@ export function upsertProfiles(
         const stored = storedLicences.get(p.key) ?? new Map<string, StoredLicence>();
         for (const [k, l] of p.licences) {
           const old = stored.get(k);
-          if (old === undefined) result.licencesAdded++;
-          else if (old.removed_at !== null) result.licencesRestored++;
-          else if (
+          const itemKey = `${l.jurisdiction}:${l.license_number}`;
+          if (old === undefined) {
+            result.licencesAdded++;
+            st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'added', null, l.status);
+          } else if (old.removed_at !== null) {
+            result.licencesRestored++;
+            st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'restored', old.status, l.status);
+          } else if (
             old.status === l.status &&
             old.source_url === l.source_url &&
             old.first_seen_at === l.first_seen_at &&
             old.last_confirmed_at === l.last_confirmed_at
           )
             continue;
-          else result.licencesChanged++;
+          else {
+            result.licencesChanged++;
+            // Logged when the kept value (the status) changed, not for a date or URL alone.
+            if (old.status !== l.status)
+              st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'changed', old.status, l.status);
+          }
           st.upsertLicence.run(
             p.key,
             l.jurisdiction,
@@ -568,6 +588,8 @@ export function upsertProfiles(
           if (old.removed_at === null && !p.licences.has(k)) {
             result.licencesRemoved++;
             st.removeLicence.run(syncedAt, syncedAt, p.key, old.jurisdiction, old.license_number);
+            const itemKey = `${old.jurisdiction}:${old.license_number}`;
+            st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'removed', old.status, old.status);
           }
         }
       }
@@ -576,16 +598,35 @@ export function upsertProfiles(
         const stored = storedPayments.get(p.key) ?? new Map<string, StoredPaymentMethod>();
         for (const [k, m] of p.paymentMethods) {
           const old = stored.get(k);
-          if (old === undefined) result.paymentMethodsAdded++;
-          else if (old.removed_at !== null) result.paymentMethodsRestored++;
-          else if (
+          if (old === undefined) {
+            result.paymentMethodsAdded++;
+            st.logChange.run(syncedAt, 'payment_methods', p.key, k, 'added', null, paymentValue(m));
+          } else if (old.removed_at !== null) {
+            result.paymentMethodsRestored++;
+            st.logChange.run(
+              syncedAt,
+              'payment_methods',
+              p.key,
+              k,
+              'restored',
+              paymentValue(old),
+              paymentValue(m),
+            );
+          } else if (
             old.category === m.category &&
             old.confidence === m.confidence &&
             old.first_seen_at === m.first_seen_at &&
             old.last_confirmed_at === m.last_confirmed_at
           )
             continue;
-          else result.paymentMethodsChanged++;
+          else {
+            result.paymentMethodsChanged++;
+            // Logged when the kept value (category/confidence) changed, not for a date alone.
+            const before = paymentValue(old);
+            const after = paymentValue(m);
+            if (before !== after)
+              st.logChange.run(syncedAt, 'payment_methods', p.key, k, 'changed', before, after);
+          }
           st.upsertPayment.run(
             p.key,
             m.normalized_name,
@@ -601,6 +642,16 @@ export function upsertProfiles(
           if (old.removed_at === null && !p.paymentMethods.has(k)) {
             result.paymentMethodsRemoved++;
             st.removePayment.run(syncedAt, syncedAt, p.key, old.normalized_name);
+            const value = paymentValue(old);
+            st.logChange.run(
+              syncedAt,
+              'payment_methods',
+              p.key,
+              old.normalized_name,
+              'removed',
+              value,
+              value,
+            );
           }
         }
       }

@@ -146,6 +146,70 @@ describe('upsertProfiles', () => {
     ]);
   });
 
+  it('change_log: one row per real change, none for a date-only change, as the 0001 triggers wrote them', async () => {
+    const mirror = await tempMirror();
+    const pm = (overrides: Parameters<typeof paymentMethod>[0]) =>
+      profile('a.example', { licenses: [licence()], payment_methods: [paymentMethod(overrides)] });
+    upsertProfiles(mirror, [pm({ normalized_name: 'visa', category: 'card', confidence: 'high' })], {
+      syncedAt: T1,
+    });
+    // Only last_confirmed_at moves: the row is rewritten, but the kept value did not change.
+    const datesOnly = upsertProfiles(
+      mirror,
+      [pm({ normalized_name: 'visa', category: 'card', confidence: 'high', last_confirmed_at: T2 })],
+      { syncedAt: T2 },
+    );
+    expect(datesOnly.paymentMethodsChanged).toBe(1);
+    upsertProfiles(
+      mirror,
+      [pm({ normalized_name: 'visa', category: 'card', confidence: null, last_confirmed_at: T2 })],
+      {
+        syncedAt: T3,
+      },
+    );
+    const rows = await mirror.db
+      .selectFrom('change_log')
+      .select(['at', 'table_name', 'domain_normalized', 'item_key', 'change', 'old_value', 'new_value'])
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      {
+        at: T1,
+        table_name: 'licenses',
+        domain_normalized: 'a.example',
+        item_key: `${licence().jurisdiction}:${licence().license_number}`,
+        change: 'added',
+        old_value: null,
+        new_value: licence().status,
+      },
+      {
+        at: T1,
+        table_name: 'payment_methods',
+        domain_normalized: 'a.example',
+        item_key: 'visa',
+        change: 'added',
+        old_value: null,
+        new_value: 'card/high',
+      },
+      {
+        at: T3,
+        table_name: 'payment_methods',
+        domain_normalized: 'a.example',
+        item_key: 'visa',
+        change: 'changed',
+        old_value: 'card/high',
+        new_value: 'card/',
+      },
+    ]);
+    // The triggers are gone (migration 0003), so nothing is logged twice.
+    const triggers = await mirror.db
+      .selectFrom('sqlite_schema' as never)
+      .select('name' as never)
+      .where('type' as never, '=', 'trigger' as never)
+      .execute();
+    expect(triggers).toEqual([]);
+  });
+
   it('keeps company_name from the listing across profile upserts', async () => {
     const mirror = await tempMirror();
     upsertDomainSummaries(mirror, [summary('a.example', { company_name: 'Listed Co' })], { listedAt: T1 });
