@@ -6,8 +6,6 @@ export interface WriterWorkerData {
   busyTimeoutMs: number;
   /** SQLite page cache of the writer connection, KiB. */
   cacheSizeKib: number;
-  /** Keep SQLite's auto-checkpoint (false while a checkpointer thread does it). */
-  autoCheckpoint: boolean;
 }
 
 /** A write asked of the writer thread. */

@@ -40,8 +40,8 @@ openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }).the
   (opened) => {
     mirror = opened;
     const { sqlite } = mirrorInternals(opened);
-    // Checkpoints are the checkpointer thread's job during a bulk write (src/mirror/checkpointer.ts).
-    if (!data.autoCheckpoint) sqlite.pragma('wal_autocheckpoint = 0');
+    // SQLite's auto-checkpoint stays on: it runs here, off the fetching thread, and keeps the WAL
+    // short (a checkpointer thread racing this continuous writer let it grow past the database).
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
     port.postMessage({ ready: true });
     if (waiting.length > 0 && !scheduled) {

@@ -38,10 +38,12 @@ export interface ProfileBatchResult {
 export interface ProfileWriterOptions {
   /** Requests in flight before {@link ProfileWriter.waitForRoom} waits. @default 4 */
   maxPending?: number;
-  /** Page cache of the writer connection, KiB. @default 65536 (64 MiB) */
+  /**
+   * Page cache of the writer connection, KiB. SQLite's default (2 MiB) spills a batch's dirty pages
+   * before the commit; 16 MiB measured as fast as 64 MiB (50,000 profiles, 354 vs 344 µs) for less
+   * memory. @default 16384 (16 MiB)
+   */
   cacheSizeKib?: number;
-  /** Keep SQLite's auto-checkpoint; false while a checkpointer thread runs. @default true */
-  autoCheckpoint?: boolean;
   /** How long a write waits for another writer's lock. @default 15000 */
   busyTimeoutMs?: number;
 }
@@ -150,8 +152,7 @@ export async function openProfileWriter(
   const workerData: WriterWorkerData = {
     path: mirror.path,
     busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000)),
-    cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? 65_536)),
-    autoCheckpoint: options.autoCheckpoint ?? true,
+    cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? 16_384)),
   };
   const worker = new Worker(workerScript(), { workerData });
   const waiters = new Map<number, Waiter>();
