@@ -55,17 +55,20 @@ export class Renderer {
       domain_normalized: p.domain_normalized,
       status: p.status,
       last_enriched_at: this.ts(p.last_enriched_at),
-      operator: this.extra({ ...p.operator }, `op:${tag}`),
-      brand: this.extra({ ...p.brand }, `br:${tag}`),
+      operator: this.quirks ? this.extra({ ...p.operator }, `op:${tag}`) : p.operator,
+      brand: this.quirks ? this.extra({ ...p.brand }, `br:${tag}`) : p.brand,
     };
     for (const section of SECTION_NAMES) {
       if (include.includes(section)) out[section] = this.section(p, section);
     }
-    return this.extra(out, `p:${tag}`);
+    return this.quirks ? this.extra(out, `p:${tag}`) : out;
   }
 
   /** One section of a profile in wire form. */
   section(p: TruthProfile, section: SectionName): unknown {
+    // Without quirks the wire form of a section is the canonical record itself (same keys, order
+    // and values), so it is returned as it is instead of copied: callers only serialise it.
+    if (!this.quirks) return p[section];
     const tag = p.domain_normalized;
     switch (section) {
       case 'licenses':
@@ -104,16 +107,14 @@ export class Renderer {
   /** GET /domains/:domain data: the profile plus `meta` (api-spec.md "Domain profile"). */
   profile(p: TruthProfile, include: readonly SectionName[], requested: string, nowMs: number): Json {
     const body = this.profileBody(p, include, requested);
-    body.meta = this.extra(
-      {
-        freshness_age_seconds: Math.max(0, Math.floor((nowMs - Date.parse(p.last_enriched_at)) / 1000)),
-        // Profiles are read from the catalogue, not fetched live, and reading costs 0 credits.
-        served_from_cache: true,
-        billable: false,
-        observed_at: this.ts(p.last_enriched_at),
-      },
-      `meta:${p.domain_normalized}`,
-    );
+    const meta = {
+      freshness_age_seconds: Math.max(0, Math.floor((nowMs - Date.parse(p.last_enriched_at)) / 1000)),
+      // Profiles are read from the catalogue, not fetched live, and reading costs 0 credits.
+      served_from_cache: true,
+      billable: false,
+      observed_at: this.ts(p.last_enriched_at),
+    };
+    body.meta = this.quirks ? this.extra(meta, `meta:${p.domain_normalized}`) : meta;
     return body;
   }
 

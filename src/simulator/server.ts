@@ -47,7 +47,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const qIndex = rawUrl.indexOf('?');
     const pathname = qIndex === -1 ? rawUrl : rawUrl.slice(0, qIndex);
     const query = new URLSearchParams(qIndex === -1 ? '' : rawUrl.slice(qIndex + 1));
-    const text = await readBody(req);
+    const text = hasBody(req) ? await readBody(req) : '';
     let body: unknown;
     let badJson = false;
     if (text.length > 0) {
@@ -213,11 +213,16 @@ function safeDecode(path: string): string {
   }
 }
 
+/**
+ * Whether a request has a body: one with neither header has none (RFC 9112 §6.3). A GET then skips
+ * the stream iterator of readBody, which cost more than its routing; node:http discards the empty
+ * stream itself.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
-  // A request with neither header has no body (RFC 9112 §6.3), so skip the stream iterator that
-  // cost a GET more than its routing did; node:http discards the empty stream itself.
-  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
-    return '';
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {

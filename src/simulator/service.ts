@@ -198,7 +198,9 @@ export class SimService {
     const now = this.tick();
     const { method, rawPath } = req;
     const segments = rawPath.split('/').slice(1);
-    const [first, second, third, ...rest] = segments;
+    const first = segments[0];
+    const second = segments[1];
+    const third = segments[2];
     if (!req.authValid) {
       // api-spec.md "Errors": 401 body exactly success/message/errors/timestamp.
       return {
@@ -242,12 +244,12 @@ export class SimService {
       case 'exports':
         if (second === undefined) return method === 'POST' ? this.postExport(req, now) : notAllowed();
         if (third === undefined) return method === 'GET' ? this.getExport(second, now) : notAllowed();
-        if (third === 'download' && rest.length === 0)
+        if (third === 'download' && segments.length === 3)
           return method === 'GET' ? this.download(second, now) : notAllowed();
         break;
       case 'companies':
         if (method !== 'GET') break;
-        if (second === 'search' && third === 'preview' && rest.length === 0)
+        if (second === 'search' && third === 'preview' && segments.length === 3)
           return this.companiesPreview(req, now);
         if (second === 'search' && third === undefined) return this.companiesSearch(req, now);
         if (second === 'resolve' && third === undefined) return this.companiesResolve(req, now);
@@ -630,6 +632,7 @@ function mergeErrors(a: FieldErrors, b: FieldErrors): FieldErrors {
 
 /** `include[]` (repeatable), also `include` and comma-separated values; default all sections. */
 function parseInclude(query: URLSearchParams): { sections: SectionName[] } | { errors: FieldErrors } {
+  if (!query.has('include[]') && !query.has('include')) return { sections: [...SECTION_NAMES] };
   const values = [...query.getAll('include[]'), ...query.getAll('include')]
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
