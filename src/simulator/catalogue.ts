@@ -236,6 +236,15 @@ const REGULATOR_URL: Record<string, string> = {
   anjouan: 'https://anjouangaming.org/validator/?license=',
 };
 
+/** An operator company as the catalogue generates it. */
+export interface Company {
+  readonly name: string;
+  readonly legal_entity_name: string | null;
+  readonly country: string;
+}
+
+const COMPANY_SLOTS = 8192;
+
 /** Options of {@link Catalogue}. */
 export interface CatalogueOptions {
   seed: number;
@@ -267,6 +276,10 @@ export class Catalogue {
   private readonly customNames = new Map<string, number>();
   private nextId: number;
   private readonly listCache = new Map<string, { version: number; ids: Int32Array }>();
+  // Every profile and listing item needs its company: a direct-mapped cache of COMPANY_SLOTS
+  // entries holds all companies of up to 160k domains and stays that small for a million.
+  private readonly companySlotIndex = new Float64Array(COMPANY_SLOTS).fill(-1);
+  private readonly companySlotValue = new Array<Company | undefined>(COMPANY_SLOTS);
   // GET /domains/:domain names the id in idOf() and again when generating it: one entry suffices.
   private lastNamedId = -1;
   private lastName = '';
@@ -319,8 +332,19 @@ export class Catalogue {
 
   // ---- generation -----------------------------------------------------------------------------
 
-  /** Operator company of a company index. */
-  company(c: number): { name: string; legal_entity_name: string | null; country: string } {
+  /** Operator company of a company index (a shared, frozen object). */
+  company(c: number): Company {
+    const slot = c % COMPANY_SLOTS;
+    if (this.companySlotIndex[slot] === c) return this.companySlotValue[slot] as Company;
+    const company = Object.freeze(this.generateCompany(c));
+    if (Number.isInteger(c) && c >= 0) {
+      this.companySlotIndex[slot] = c;
+      this.companySlotValue[slot] = company;
+    }
+    return company;
+  }
+
+  private generateCompany(c: number): Company {
     const rng = Prng.of(this.seed, c, S_COMPANY);
     const a = rng.pick(COMPANY_A);
     const b = rng.pick(COMPANY_B);
@@ -449,7 +473,11 @@ export class Catalogue {
       return { target_countries: [], restricted_countries: [], languages: [] };
     const target = rng.sample(TARGET_COUNTRIES, rng.int(1, 5));
     const restricted = rng.sample(RESTRICTED_COUNTRIES, rng.int(0, 3));
-    const languages = [...new Set(target.map((c) => LANGUAGE_OF[c] ?? 'en'))];
+    const languages: string[] = [];
+    for (const c of target) {
+      const language = LANGUAGE_OF[c] ?? 'en';
+      if (!languages.includes(language)) languages.push(language);
+    }
     return { target_countries: target, restricted_countries: restricted, languages };
   }
 
