@@ -3,7 +3,7 @@
  * the parent and prints one JSON line. Kept apart so its RSS and CPU are its own.
  * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'bare-loop', baseUrl, apiKey, dir, concurrency }.
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { syncPipeline } from '../pipelines/sync.js';
 import { createClient } from '../src/api/index.js';
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
       domains.push(summary.domain_normalized);
     const started = performance.now();
     const cpuStart = process.cpuUsage();
+    const stopThreads = sampleThreads();
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < domains.length) {
@@ -52,16 +53,19 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: job.concurrency }, lane));
     const elapsedMs = performance.now() - started;
     const cpuMs = cpuMsSince(cpuStart);
+    const threads = stopThreads();
     await client.close();
-    print({ elapsedMs, cpuMs, profiles: domains.length });
+    print({ elapsedMs, cpuMs, threads, profiles: domains.length });
     return;
   }
   const ctx = await openRunContext({ config, apiKey: job.apiKey });
   const started = performance.now();
   const cpuStart = process.cpuUsage();
+  const stopThreads = sampleThreads();
   const result = await syncPipeline(ctx, { full: job.mode === 'sync-full' });
   const elapsedMs = performance.now() - started;
   const cpuMs = cpuMsSince(cpuStart);
+  const threads = stopThreads();
   await ctx.close();
   if (result.status !== 'done' || result.failures.length > 0)
     throw new Error(
@@ -70,10 +74,46 @@ async function main(): Promise<void> {
   print({
     elapsedMs,
     cpuMs,
+    threads,
     profiles: result.stats.profilesFetched,
     pages: result.stats.pages,
     stats: result.stats,
   });
+}
+
+/**
+ * CPU ms per thread of this process (Linux /proc), sampled until stopped: the main thread, the
+ * busiest other thread (the sync's mirror writer) and the rest (GC helpers, libuv) summed.
+ */
+function sampleThreads(): () => { mainMs: number; busiestOtherMs: number; restMs: number } | null {
+  const seen = new Map<string, number>();
+  const sample = (): void => {
+    try {
+      for (const tid of readdirSync('/proc/self/task')) {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        seen.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+      }
+    } catch {
+      // not Linux, or a thread ended between readdir and read
+    }
+  };
+  sample();
+  const start = new Map(seen);
+  const timer = setInterval(sample, 100);
+  return () => {
+    clearInterval(timer);
+    sample();
+    if (seen.size === 0) return null;
+    const used = [...seen].map(([tid, ms]) => ({ tid, ms: ms - (start.get(tid) ?? 0) }));
+    const main = used.find((t) => t.tid === String(process.pid))?.ms ?? 0;
+    const others = used.filter((t) => t.tid !== String(process.pid)).sort((a, b) => b.ms - a.ms);
+    return {
+      mainMs: main,
+      busiestOtherMs: others[0]?.ms ?? 0,
+      restMs: others.slice(1).reduce((sum, t) => sum + t.ms, 0),
+    };
+  };
 }
 
 /** CPU time (user + system, all threads of this process) since `start`, in ms. */

@@ -29,6 +29,11 @@ export interface RateFigures {
   cpuUsPerProfile: number;
   /** CPU µs per profile in the simulator (the parent process) during the job. */
   simulatorCpuUsPerProfile: number;
+  /**
+   * CPU µs per profile by thread of the measured process (Linux only, else null): the main
+   * thread, the busiest other thread (in the sync, the mirror writer) and all the rest.
+   */
+  threadsUsPerProfile: { main: number; busiestOther: number; rest: number } | null;
 }
 
 export interface SyncBenchResult {
@@ -61,6 +66,7 @@ interface ChildOutput {
   profiles: number;
   pages?: number;
   maxRssMb: number;
+  threads: { mainMs: number; busiestOtherMs: number; restMs: number } | null;
 }
 
 function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
@@ -100,6 +106,11 @@ function rateFigures(job: ChildOutput, rate: number): RateFigures {
     peakRssMb: Math.round(job.maxRssMb),
     cpuUsPerProfile: Math.round((job.cpuMs * 1000) / job.profiles),
     simulatorCpuUsPerProfile: Math.round((job.simulatorCpuMs * 1000) / job.profiles),
+    threadsUsPerProfile: job.threads && {
+      main: Math.round((job.threads.mainMs * 1000) / job.profiles),
+      busiestOther: Math.round((job.threads.busiestOtherMs * 1000) / job.profiles),
+      rest: Math.round((job.threads.restMs * 1000) / job.profiles),
+    },
   };
 }
 

@@ -62,7 +62,8 @@ describe('the mirror lock between processes', () => {
       runCli(['run', 'nightly', '--wait', '5m'], options),
       runCli(['run', 'nightly', '--wait', '5m'], options),
     ]);
-    expect([a.code, b.code]).toEqual([0, 0]);
+    // On a failure, say why: each process's stderr is in the message.
+    expect([a.code, b.code], `first:\n${a.stderr}\nsecond:\n${b.stderr}`).toEqual([0, 0]);
     const waiter = [a, b].find((p) => p.events.some((e) => e.msg === 'waiting for the mirror lock'));
     expect(waiter).toBeDefined();
     const { runs, locks } = readMirror(join(dir, 'mirror.sqlite'));
