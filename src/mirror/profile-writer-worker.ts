@@ -11,6 +11,8 @@ import type { WriterRequest, WriterWorkerData } from './profile-writer-protocol.
  */
 
 const data = workerData as WriterWorkerData;
+/** WAL pages between two checkpoints (4 KiB pages: ~40 MB). */
+const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 const port = parentPort!;
 let mirror: Mirror | undefined;
 const waiting: WriterRequest[] = [];
@@ -42,6 +44,10 @@ openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }).the
     const { sqlite } = mirrorInternals(opened);
     // SQLite's auto-checkpoint stays on: it runs here, off the fetching thread, and keeps the WAL
     // short (a checkpointer thread racing this continuous writer let it grow past the database).
+    // Every ~40 MB rather than SQLite's ~4 MB: each checkpoint waits for two fsyncs, during which
+    // fetching runs ahead only as far as maxPending lets it (sync of 30,000 profiles: 1,763
+    // against 1,557 profiles/s).
+    sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
     port.postMessage({ ready: true });
     if (waiting.length > 0 && !scheduled) {

@@ -36,7 +36,10 @@ export interface ProfileBatchResult {
 
 /** Options of {@link openProfileWriter}. */
 export interface ProfileWriterOptions {
-  /** Requests in flight before {@link ProfileWriter.waitForRoom} waits. @default 4 */
+  /**
+   * Requests in flight before {@link ProfileWriter.waitForRoom} waits: room for fetching to go
+   * on while the writer waits for a checkpoint's fsync. @default 8
+   */
   maxPending?: number;
   /**
    * Page cache of the writer connection, KiB. SQLite's default (2 MiB) spills a batch's dirty pages
@@ -148,7 +151,7 @@ export async function openProfileWriter(
     throw new DomainSyncError('ERR_MIRROR_WRITER', `the mirror ${mirror.path} is open read-only`);
   }
   if (mirror.path === ':memory:') return inlineWriter(mirror);
-  const maxPending = Math.max(1, Math.trunc(options.maxPending ?? 4));
+  const maxPending = Math.max(1, Math.trunc(options.maxPending ?? 8));
   const workerData: WriterWorkerData = {
     path: mirror.path,
     busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000)),
