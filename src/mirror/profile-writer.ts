@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DomainSyncError } from '../util/domain-sync-error.js';
@@ -88,16 +88,29 @@ function workerScript(): URL {
       `the mirror writer thread needs the build (${builtPath} is missing): run npm run build`,
     );
   }
+  // Everything the worker runs lives in src/mirror, src/util and src/log.
   const builtAt = statSync(builtPath).mtimeMs;
-  for (const source of ['./profile-writer-worker.ts', './store/domains.ts', './database.ts']) {
-    if (statSync(fileURLToPath(new URL(source, here))).mtimeMs > builtAt) {
-      throw new DomainSyncError(
-        'ERR_MIRROR_WRITER',
-        `the build of the mirror writer thread is older than src/mirror: run npm run build`,
-      );
-    }
+  const newest = Math.max(
+    ...['./', '../util/', '../log/'].map((folder) => newestSource(new URL(folder, here))),
+  );
+  if (newest > builtAt) {
+    throw new DomainSyncError(
+      'ERR_MIRROR_WRITER',
+      'the build of the mirror writer thread is older than its sources (src/mirror, src/util, src/log): run npm run build',
+    );
   }
   return built;
+}
+
+/** Newest modification time of the .ts files under a folder (path ends with a slash). */
+function newestSource(dir: URL): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(new URL(`${entry.name}/`, dir)));
+    else if (entry.name.endsWith('.ts'))
+      newest = Math.max(newest, statSync(new URL(entry.name, dir)).mtimeMs);
+  }
+  return newest;
 }
 
 /**
