@@ -137,10 +137,10 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             `Where it goes: the sync fetches on its main thread (${t.main} µs per profile; the bare loop's main thread ` +
               `${bare.main} µs) and writes the mirror on a writer thread (${t.busiestOther} µs per profile: the domain ` +
               `row, on average 1.6 licences, 4.5 payment methods, 4 sections and their change_log rows, with their ` +
-              `indexes); ${t.rest} µs go to other threads (garbage collection). Writing a profile costs more CPU than ` +
+              `indexes); ${t.rest} µs go to other threads (V8's and libuv's helper threads). Writing a profile costs more CPU than ` +
               `fetching it, so even with the service on other cores the writer thread alone would cap the sync at ` +
               `${Math.round(ownCeiling)} profiles/s, ${fmt(ownCeiling / (1e6 / bare.main))} of what the bare loop's ` +
-              `main thread could do. A ratio of 0.8 needs a mirror write of about ` +
+              `main thread could do. Even then, a ratio of 0.8 would need the mirror write to cost at most about ` +
               `${Math.round(bare.main / 0.8)} µs per profile: a change to the schema (rows and indexes per profile) ` +
               'or to the target, not to the code path.',
           );
