@@ -120,6 +120,8 @@ class SyncRun {
   /** Domains already queued in this run, so drift re-passes never fetch a profile twice. */
   private readonly queued = new Set<string>();
   private buffer: DomainProfile[] = [];
+  /** Writes sent to the writer whose answers are not handled yet. */
+  private readonly writes = new Set<Promise<void>>();
   private lastFlushMs: number;
   private lastProgressLogMs: number;
   private maxListedEnrichedAt: string | null = null;
@@ -191,7 +193,7 @@ class SyncRun {
         // listing when the mirror's count of the scope differs from the service's total.
         if (this.stopError === undefined && Object.keys(this.scopeFilters).length === 0) {
           const probe = await this.api.searchDomains({ page: 1, per_page: 1 }, { signal: ctx.signal });
-          await this.writer.drain(); // the count reads the listing just written
+          await this.settleWrites(); // the count reads the listing just written
           const known = listedDomainCount(ctx.mirror);
           if (probe.total !== known) {
             ctx.logger.info('count mismatch after incremental listing; listing everything', {
@@ -217,7 +219,7 @@ class SyncRun {
     this.flush(true);
     // Every write asked for is committed (or answered with a failure) before the run decides
     // anything from the mirror: unlisted domains, the watermark, the counts.
-    await this.writer.drain();
+    await this.settleWrites();
     this.pagesTask.done();
     this.profilesTask.done();
 
@@ -381,9 +383,25 @@ class SyncRun {
     }
   }
 
-  /** A write the writer could not do at all (the database, not an item) stops the run. */
+  /**
+   * Keeps a write (and what runs on its answer) until {@link settleWrites}. A write the writer
+   * could not do at all (the database, not an item) stops the run.
+   */
   private track(write: Promise<unknown>): void {
-    write.catch((error: unknown) => this.noteStop(error));
+    const settled = write.then(
+      () => undefined,
+      (error: unknown) => this.noteStop(error),
+    );
+    this.writes.add(settled);
+    void settled.then(() => this.writes.delete(settled));
+  }
+
+  /**
+   * Waits until every write asked for is committed or refused AND its answer handled (refused
+   * profiles counted as failures): the writer's own drain can resolve before those handlers run.
+   */
+  private async settleWrites(): Promise<void> {
+    while (this.writes.size > 0) await Promise.all([...this.writes]);
   }
 
   private noteStop(error: unknown): void {

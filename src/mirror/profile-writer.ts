@@ -61,7 +61,10 @@ export interface ProfileWriter {
   readonly pending: number;
   /** Resolves when fewer than `maxPending` requests are in flight. */
   waitForRoom(): Promise<void>;
-  /** Resolves when every request sent so far is committed (or answered with an error). */
+  /**
+   * Resolves when every request sent so far is committed (or answered with an error). Handlers
+   * the caller chained on the write promises may still be queued: await those to see their effect.
+   */
   drain(): Promise<void>;
   /** Drains, then stops the thread and closes its connection. Idempotent. */
   close(): Promise<void>;
