@@ -1,7 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import { filtersKey, JURISDICTIONS } from './filters.js';
 import type { DomainFilters } from './filters.js';
-import { isoTime } from './iso-time.js';
+import { isoFromMs } from '../util/time.js';
 import { hash32, Prng } from './prng.js';
 import type {
   TruthAffiliateProgram,
@@ -421,7 +421,7 @@ export class Catalogue {
         license_number: number,
         status,
         source_url: sourceUrl,
-        first_seen_at: isoTime(
+        first_seen_at: isoFromMs(
           this.wholeSecondsInQuirks(lastMs - rng.int(30, 900) * DAY_MS - rng.int(0, DAY_MS)),
         ),
         last_confirmed_at: last,
@@ -435,7 +435,7 @@ export class Catalogue {
       normalized_name: pm.name,
       category: pm.category,
       confidence: this.quirks && rng.chance(0.2) ? rng.pick(['medium', 'low']) : 'high',
-      first_seen_at: isoTime(
+      first_seen_at: isoFromMs(
         this.wholeSecondsInQuirks(lastMs - rng.int(10, 700) * DAY_MS - rng.int(0, DAY_MS)),
       ),
       last_confirmed_at: last,
@@ -500,7 +500,7 @@ export class Catalogue {
   generate(id: number, name = this.generatedName(id), lastMs = this.lastEnrichedMs(id)): TruthProfile {
     const company = this.company(this.companyOf(id));
     const brand = this.brandOf(id);
-    const last = isoTime(lastMs);
+    const last = isoFromMs(lastMs);
     return {
       domain: name,
       domain_normalized: name,
@@ -537,7 +537,7 @@ export class Catalogue {
     return {
       domain_normalized: this.generatedName(id),
       company_name: this.company(this.companyOf(id)).name,
-      last_enriched_at: isoTime(this.lastEnrichedMs(id)),
+      last_enriched_at: isoFromMs(this.lastEnrichedMs(id)),
     };
   }
 

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { noopLogger } from '../log/logger.js';
 import { sleep } from '../util/sleep.js';
 import { createControl, handleControlRequest } from './control.js';
-import { isoTime } from './iso-time.js';
+import { isoFromMs } from '../util/time.js';
 import type { SimRequest, SimResponse } from './service.js';
 import { BASE_PATH, SimService, errorBody, templateOf } from './service.js';
 import type { FaultRule, RequestEntry, RunningSimulator, SimulatorOptions, UsageEntry } from './types.js';
@@ -71,7 +71,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const path = safeDecode(rawPath);
     const auth = authOf(req, keys, service.options.acceptAnyClientKey === true);
     const entry: RequestEntry = {
-      at: isoTime(service.now()),
+      at: isoFromMs(service.now()),
       method,
       path,
       query: queryRecord(query),
@@ -121,7 +121,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   /** Logs one usage entry; `path` is already percent-decoded. */
   function logUsage(usage: SimResponse['usage'], status: number, path: string, method: string): UsageEntry {
     const entry: UsageEntry = {
-      at: isoTime(service.now()),
+      at: isoFromMs(service.now()),
       method,
       path,
       endpoint: usage.endpoint,

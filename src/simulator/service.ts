@@ -1,7 +1,7 @@
 import { Catalogue } from './catalogue.js';
 import { exportChunks, exportContentType, exportFileName } from './export-file.js';
 import { FaultInjector } from './faults.js';
-import { isoTime } from './iso-time.js';
+import { isoFromMs } from '../util/time.js';
 import type { FieldErrors } from './filters.js';
 import { parseFilters } from './filters.js';
 import { ENRICHMENT_CREDITS, Jobs } from './jobs.js';
@@ -84,7 +84,7 @@ export function errorBody(
   errors: FieldErrors = {},
   nowMs = Date.now(),
 ): Record<string, unknown> {
-  return { success: false, message, errors, timestamp: isoTime(nowMs) };
+  return { success: false, message, errors, timestamp: isoFromMs(nowMs) };
 }
 
 const EXPORT_BODY_KEYS = new Set(['filters', 'export_format', 'fields', 'fields[]']);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isoTime } from '../../../src/simulator/iso-time.js';
+import { isoFromMs } from '../../../src/util/time.js';
 import { Prng } from '../../../src/simulator/prng.js';
 
 const LAST_FOUR_DIGIT_YEAR_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-describe('isoTime', () => {
+describe('isoFromMs', () => {
   it('writes exactly what toISOString writes at the edges of days, months, years and its range', () => {
     const edges = [
       0,
@@ -23,7 +23,7 @@ describe('isoTime', () => {
       Date.parse('2025-01-01T00:00:00.000Z'),
       LAST_FOUR_DIGIT_YEAR_MS,
     ];
-    for (const ms of edges) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+    for (const ms of edges) expect(isoFromMs(ms), String(ms)).toBe(new Date(ms).toISOString());
   });
 
   it('agrees with toISOString on random instants, by millisecond and by day', () => {
@@ -34,14 +34,14 @@ describe('isoTime', () => {
         i % 2 === 0
           ? Math.floor(rng.next() * LAST_FOUR_DIGIT_YEAR_MS)
           : Date.parse('2024-01-01T00:00:00.000Z') + Math.floor(rng.next() * 2 * 365 * 86_400_000);
-      const actual = isoTime(ms);
+      const actual = isoFromMs(ms);
       const expected = new Date(ms).toISOString();
       if (actual !== expected) expect(actual, String(ms)).toBe(expected);
     }
     for (let day = 0; day < 3_000_000; day += 7) {
       const ms = day * 86_400_000 + (day % 86_400_000);
       if (ms > LAST_FOUR_DIGIT_YEAR_MS) break;
-      const actual = isoTime(ms);
+      const actual = isoFromMs(ms);
       const expected = new Date(ms).toISOString();
       if (actual !== expected) expect(actual, String(ms)).toBe(expected);
     }
@@ -57,8 +57,8 @@ describe('isoTime', () => {
       1.5,
       1e12 + 0.25,
     ])
-      expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
-    expect(() => isoTime(Number.NaN)).toThrow(RangeError);
-    expect(() => isoTime(8.64e15 + 1)).toThrow(RangeError);
+      expect(isoFromMs(ms), String(ms)).toBe(new Date(ms).toISOString());
+    expect(() => isoFromMs(Number.NaN)).toThrow(RangeError);
+    expect(() => isoFromMs(8.64e15 + 1)).toThrow(RangeError);
   });
 });
