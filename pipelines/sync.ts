@@ -350,15 +350,9 @@ class SyncRun {
           this.noteStop(error);
           return;
         }
-        const code = errorCode(error);
         // One bad profile (404 between listing and fetch, malformed body, a server that keeps
         // failing) is an item failure: reported with its domain, retried by the next run.
-        this.failures.push({
-          item: domain,
-          code,
-          message: redactText(error instanceof Error ? error.message : String(error)),
-        });
-        this.ctx.logger.warn('profile not mirrored', { domain, code });
+        this.recordFailure(domain, errorCode(error), error instanceof Error ? error.message : String(error));
       }
     });
   }
@@ -377,10 +371,15 @@ class SyncRun {
   /** A profile the mirror refused (a bad timestamp, a missing key) is an item failure, by domain. */
   private recordRefused(result: ProfileBatchResult): void {
     for (const failure of result.failures) {
-      this.failures.push({ item: failure.item, code: failure.code, message: redactText(failure.message) });
       this.stats.profilesFetched -= 1;
-      this.ctx.logger.warn('profile not mirrored', { domain: failure.item, code: failure.code });
+      this.recordFailure(failure.item, failure.code, failure.message);
     }
+  }
+
+  /** A profile not mirrored: kept for the summary (message redacted) and logged by domain. */
+  private recordFailure(domain: string, code: string, message: string): void {
+    this.failures.push({ item: domain, code, message: redactText(message) });
+    this.ctx.logger.warn('profile not mirrored', { domain, code });
   }
 
   /**

@@ -89,9 +89,10 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
       sqlite.pragma('synchronous = NORMAL');
     }
     sqlite.pragma('foreign_keys = ON');
-    // Statement journals (every upsert that fires the change_log triggers opens one) and temp
-    // b-trees in memory: on disk they cost a temp file and about 70 extra pwrite calls per synced
-    // profile (strace of 30,000 profile upserts: 2.98 M pwrites with temp files, 0.79 M without).
+    // Statement journals and temp b-trees in memory. Measured while the change_log triggers
+    // (dropped by migration 0003) made every child upsert open a statement journal: on disk that
+    // cost a temp file and about 70 extra pwrite calls per synced profile (strace of 30,000
+    // profile upserts: 2.98 M pwrites with temp files, 0.79 M without).
     sqlite.pragma('temp_store = MEMORY');
     sqlite.prepare('SELECT count(*) FROM sqlite_schema').get();
   } catch (error) {

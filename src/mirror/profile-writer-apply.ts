@@ -23,7 +23,7 @@ function apply(m: Mirror, request: WriterRequest): WriterReply {
     const result = upsertDomainSummaries(m, request.summaries as DomainSummaryInput[], {
       listedAt: request.listedAt,
     });
-    return { id: request.id, ok: true, kind: 'summaries', result, failures: [] };
+    return { id: request.id, ok: true, kind: 'summaries', result };
   }
   const result = upsertProfiles(m, request.profiles as DomainProfileInput[], { syncedAt: request.syncedAt });
   return { id: request.id, ok: true, kind: 'profiles', profilesWritten: result.profiles, failures: [] };
@@ -42,16 +42,11 @@ function applyAlone(m: Mirror, request: WriterRequest): WriterReply {
   try {
     return immediate(m, () => apply(m, request));
   } catch (error) {
-    if (request.kind === 'summaries' || request.profiles.length <= 1) {
-      const single = request.kind === 'profiles' ? request.profiles[0] : undefined;
-      if (single !== undefined) {
-        const failure: WriterFailure = { item: domainOf(single), ...errorFields(error) };
-        return { id: request.id, ok: true, kind: 'profiles', profilesWritten: 0, failures: [failure] };
-      }
-      return { id: request.id, ok: false, error: errorFields(error) };
-    }
+    // A listing page is written whole or not at all: its error is the answer.
+    if (request.kind === 'summaries') return { id: request.id, ok: false, error: errorFields(error) };
     // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
-    // one by one, every good profile lands and the bad one is reported by its domain.
+    // one by one, every good profile lands and the bad one is reported by its domain (a batch
+    // of one is simply tried again and reported the same way).
     const failures: WriterFailure[] = [];
     let written = 0;
     for (const profile of request.profiles) {

@@ -30,7 +30,6 @@ export type WriterReply =
       ok: true;
       kind: 'summaries';
       result: { inserted: number; updated: number; unchanged: number };
-      failures: WriterFailure[];
     }
   | { id: number; ok: true; kind: 'profiles'; profilesWritten: number; failures: WriterFailure[] }
   | { id: number; ok: false; error: { code: string; message: string } };

@@ -21,7 +21,7 @@ export type { WriterFailure } from './profile-writer-protocol.js';
  * so on the main thread the mirror was the bottleneck of a full sync (docs/benchmarks.md). Here
  * the main thread fetches and parses; a worker thread with its own connection to the same file
  * runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the order the
- * writes were asked for, each request in one transaction as before.
+ * writes were asked for; requests waiting together share one transaction (profile-writer-apply.ts).
  *
  * Callers must {@link ProfileWriter.drain} before anything that reads what was written (the
  * watermark is advanced only after a drain) and respect {@link ProfileWriter.waitForRoom}, which
