@@ -9,6 +9,10 @@ import { syncPipeline } from '../pipelines/sync.js';
 import { createClient } from '../src/api/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { openRunContext } from '../src/runtime/run-context.js';
+import { limitHeapGrowth } from '../src/util/heap-growth.js';
+
+// The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
+limitHeapGrowth();
 
 interface Job {
   mode: 'sync-full' | 'sync-incremental' | 'bare-loop';

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { setMaxListeners } from 'node:events';
+import { limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';
 
 // The only place that touches process.argv, signals and process.exit (STYLE.md §2).
+limitHeapGrowth();
 const controller = new AbortController();
 // Every request in flight listens to this one signal; more than the default 10 is expected.
 setMaxListeners(0, controller.signal);
