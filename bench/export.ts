@@ -28,6 +28,7 @@ import Database from 'better-sqlite3';
 import { parse as parseCsv } from 'csv-parse';
 import { exportPipeline } from '../pipelines/export.js';
 import { loadConfig } from '../src/config/load.js';
+import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { openMirror } from '../src/mirror/database.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
@@ -182,6 +183,8 @@ async function pipelineChild(
       log: { level: 'warn' },
     }),
   );
+  // The CLI's process setting (src/cli/main.ts): this child stands for `domain-sync export`.
+  limitHeapGrowth();
   const { config, errors } = loadConfig({ env: {}, cwd: dir, configPath });
   if (config === null) throw new Error(errors.join('; '));
   const ctx = await openRunContext({ config, apiKey, baseUrl });

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { writeParquetFile } from '../src/warehouse/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { ColumnSpec } from '../src/warehouse/index.js';
@@ -303,6 +304,8 @@ async function childMain(writer: string, sqlitePath: string, out: string): Promi
   try {
     const select = db.prepare(SELECT_LICENSES);
     if (writer === 'ours') {
+      // The CLI's process setting (src/cli/main.ts): this child stands for `domain-sync snapshot`.
+      limitHeapGrowth();
       const result = await writeParquetFile({
         path: out,
         table: 'licenses',
