@@ -4,7 +4,9 @@ import { limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';
 
 // The only place that touches process.argv, signals and process.exit (STYLE.md §2).
-limitHeapGrowth();
+// A heap growing factor given to node itself (`node --heap-growing-percent=N …`, 0 = V8's own
+// dynamic factor) is the operator's choice and wins over ours.
+if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();
 const controller = new AbortController();
 // Every request in flight listens to this one signal; more than the default 10 is expected.
 setMaxListeners(0, controller.signal);
