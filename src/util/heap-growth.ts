@@ -9,9 +9,9 @@ import { setFlagsFromString } from 'node:v8';
  * 40 MB of live data swung to 160 MB between collections. A fixed ×1.6 keeps it within about 65 MB.
  * Measured on a full sync of 100,000 simulator profiles with no service latency (see
  * docs/benchmarks.md): peak RSS 280–314 MB with V8's default, 209–216 MB with 60, 230 MB with 100.
- * The price is CPU for the more frequent collections, mostly on V8's helper threads: 10–24 % more
- * CPU per profile in those runs (672 → 822 µs in the benchmark). That only slows a sync whose
- * machine is CPU-bound; against a remote service the sync waits for the network.
+ * The price is CPU for the more frequent collections, on the main, writer and V8 helper threads
+ * alike: 10–24 % more CPU per profile in those runs (672 → 822 µs in the benchmark). That only
+ * slows a sync whose machine is CPU-bound; against a remote service the sync waits for the network.
  */
 export const HEAP_GROWING_PERCENT = 60;
 
