@@ -142,14 +142,17 @@ function setLatency(sim: RunningSimulator, latencyMs: number): void {
   else sim.control.clearFaults();
 }
 
-/** The bare loop, then a full sync into an empty mirror, with the service `latencyMs` away. */
+/**
+ * The bare loop, then a full sync into an empty mirror (left in `syncDir`, for a later run), with
+ * the service `latencyMs` away.
+ */
 async function measureAtLatency(
   sim: RunningSimulator,
   latencyMs: number,
   domains: number,
   dir: string,
   concurrency: number,
-): Promise<LatencyPoint> {
+): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
   setLatency(sim, latencyMs);
   try {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
@@ -158,19 +161,20 @@ async function measureAtLatency(
       mode: 'bare-loop',
       dir: await mkdtemp(join(dir, `bare-${latencyMs}ms-`)),
     });
-    const full = await runChild({
-      ...base,
-      mode: 'sync-full',
-      dir: await mkdtemp(join(dir, `sync-${latencyMs}ms-`)),
-    });
+    const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
+    const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
     const fullRate = full.profiles / (full.elapsedMs / 1000);
     const bareRate = bare.profiles / (bare.elapsedMs / 1000);
     return {
-      latencyMs,
-      domains,
-      full: rateFigures(full, fullRate),
-      bareLoop: rateFigures(bare, bareRate),
-      ratio: round(fullRate / bareRate),
+      point: {
+        latencyMs,
+        domains,
+        full: rateFigures(full, fullRate),
+        bareLoop: rateFigures(bare, bareRate),
+        ratio: round(fullRate / bareRate),
+      },
+      syncDir,
+      fullMaxRssMb: full.maxRssMb,
     };
   } finally {
     setLatency(sim, 0);
@@ -202,9 +206,11 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
   const sim = await startSimulator({ domains, seed: 1 });
   const dir = await mkdtemp(join(tmpdir(), 'domain-sync-bench-sync-'));
   try {
-    const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, dir, concurrency };
-    const bare = await runChild({ ...base, mode: 'bare-loop', dir: await mkdtemp(join(dir, 'bare-')) });
-    const full = await runChild({ ...base, mode: 'sync-full' });
+    const {
+      point: loopback,
+      syncDir,
+      fullMaxRssMb,
+    } = await measureAtLatency(sim, 0, domains, dir, concurrency);
 
     sim.control.advanceClock(86_400_000);
     const all = sim.control.truth.listDomains();
@@ -212,32 +218,36 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     const step = Math.floor(all.length / changed);
     for (let i = 0; i < changed; i++) sim.control.mutate.reenrich(all[i * step]!);
     sim.control.resetLogs();
-    const incremental = await runChild({ ...base, mode: 'sync-incremental' });
+    const incremental = await runChild({
+      baseUrl: sim.baseUrl,
+      apiKey: sim.apiKey,
+      concurrency,
+      mode: 'sync-incremental',
+      dir: syncDir,
+    });
     const usage = sim.control.usage();
     const profileRequests = usage.filter((u) => u.endpoint === 'GET /domains/:domain').length;
     const listingPages = usage.filter((u) => u.endpoint === 'GET /domains').length;
 
-    const remote = await measureAtLatency(sim, SERVICE_LATENCY_MS, domains, dir, concurrency);
+    const remote = (await measureAtLatency(sim, SERVICE_LATENCY_MS, domains, dir, concurrency)).point;
     const sweep: LatencyPoint[] = [];
     const small = await startSimulator({ domains: SWEEP_DOMAINS, seed: 1 });
     try {
       for (const latencyMs of SWEEP_LATENCIES_MS)
-        sweep.push(await measureAtLatency(small, latencyMs, SWEEP_DOMAINS, dir, concurrency));
+        sweep.push((await measureAtLatency(small, latencyMs, SWEEP_DOMAINS, dir, concurrency)).point);
     } finally {
       await small.close();
     }
 
-    const fullRate = full.profiles / (full.elapsedMs / 1000);
-    const bareRate = bare.profiles / (bare.elapsedMs / 1000);
     const requestRatio = round(profileRequests / changed);
     return {
       name: 'sync',
       domains,
       concurrency,
-      full: rateFigures(full, fullRate),
-      bareLoop: rateFigures(bare, bareRate),
+      full: loopback.full,
+      bareLoop: loopback.bareLoop,
       cores: availableParallelism(),
-      loopbackRatio: round(fullRate / bareRate),
+      loopbackRatio: loopback.ratio,
       remote,
       sweep,
       incremental: {
@@ -252,7 +262,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       meetsTargets: {
         ratio: remote.ratio >= 0.8,
         requestRatio: requestRatio <= 1.05,
-        peakRss: full.maxRssMb < 300,
+        peakRss: fullMaxRssMb < 300,
       },
     };
   } finally {
