@@ -9,7 +9,7 @@ import { upsertDomainSummaries, upsertProfiles } from './store/domains.js';
  * profile-writer-worker.ts, or the calling thread for an in-memory mirror).
  */
 
-export function errorFields(error: unknown): { code: string; message: string } {
+function errorFields(error: unknown): { code: string; message: string } {
   const code = (error as { code?: unknown } | null)?.code;
   return {
     code: typeof code === 'string' ? code : 'ERR_MIRROR_WRITE',
@@ -20,12 +20,14 @@ export function errorFields(error: unknown): { code: string; message: string } {
 /** Runs one request on `m` (the caller decides about the transaction). */
 function apply(m: Mirror, request: WriterRequest): WriterReply {
   if (request.kind === 'summaries') {
-    const result = upsertDomainSummaries(m, request.summaries as DomainSummaryInput[], {
+    const result = upsertDomainSummaries(m, request.summaries as readonly DomainSummaryInput[], {
       listedAt: request.listedAt,
     });
     return { id: request.id, ok: true, kind: 'summaries', result };
   }
-  const result = upsertProfiles(m, request.profiles as DomainProfileInput[], { syncedAt: request.syncedAt });
+  const result = upsertProfiles(m, request.profiles as readonly DomainProfileInput[], {
+    syncedAt: request.syncedAt,
+  });
   return { id: request.id, ok: true, kind: 'profiles', profilesWritten: result.profiles, failures: [] };
 }
 

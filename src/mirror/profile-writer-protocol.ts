@@ -1,4 +1,5 @@
 /* Messages between src/mirror/profile-writer.ts and its worker thread. */
+import type { UpsertSummariesResult } from './store/domains.js';
 
 /** `workerData` of the writer thread. */
 export interface WriterWorkerData {
@@ -10,8 +11,8 @@ export interface WriterWorkerData {
 
 /** A write asked of the writer thread. */
 export type WriterCommand =
-  | { kind: 'summaries'; summaries: unknown[]; listedAt: string }
-  | { kind: 'profiles'; profiles: unknown[]; syncedAt: string };
+  | { kind: 'summaries'; summaries: readonly unknown[]; listedAt: string }
+  | { kind: 'profiles'; profiles: readonly unknown[]; syncedAt: string };
 
 /** A {@link WriterCommand} with the id its reply carries. */
 export type WriterRequest = WriterCommand & { id: number };
@@ -25,11 +26,6 @@ export interface WriterFailure {
 
 /** The answer to one {@link WriterRequest}. */
 export type WriterReply =
-  | {
-      id: number;
-      ok: true;
-      kind: 'summaries';
-      result: { inserted: number; updated: number; unchanged: number };
-    }
+  | { id: number; ok: true; kind: 'summaries'; result: UpsertSummariesResult }
   | { id: number; ok: true; kind: 'profiles'; profilesWritten: number; failures: WriterFailure[] }
   | { id: number; ok: false; error: { code: string; message: string } };

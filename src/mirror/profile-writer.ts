@@ -81,6 +81,13 @@ interface Waiter {
  * `npm test` makes first. A build older than the store sources is refused rather than run.
  */
 function workerScript(): URL {
+  // Checked once per process: every sync opens a writer, and the check walks three source folders.
+  builtWorker ??= findWorkerScript();
+  return builtWorker;
+}
+let builtWorker: URL | undefined;
+
+function findWorkerScript(): URL {
   const here = new URL(import.meta.url);
   if (!here.pathname.endsWith('.ts')) return new URL('./profile-writer-worker.js', here);
   const built = new URL('../../dist/src/mirror/profile-writer-worker.js', here);
@@ -126,9 +133,9 @@ function inlineWriter(mirror: Mirror): ProfileWriter {
     applyRequests(mirror, [{ ...request, id: nextId++ }])[0]!;
   return {
     writeSummaries: async (summaries, listedAt) =>
-      summariesResult(run({ kind: 'summaries', summaries: [...summaries], listedAt })),
+      summariesResult(run({ kind: 'summaries', summaries, listedAt })),
     writeProfiles: async (profiles, syncedAt) =>
-      profilesResult(run({ kind: 'profiles', profiles: [...profiles], syncedAt })),
+      profilesResult(run({ kind: 'profiles', profiles, syncedAt })),
     pending: 0,
     waitForRoom: () => Promise.resolve(),
     drain: () => Promise.resolve(),
@@ -258,9 +265,9 @@ export async function openProfileWriter(
 
   return {
     writeSummaries: async (summaries, listedAt) =>
-      summariesResult(await send({ kind: 'summaries', summaries: [...summaries], listedAt })),
+      summariesResult(await send({ kind: 'summaries', summaries, listedAt })),
     writeProfiles: async (profiles, syncedAt) =>
-      profilesResult(await send({ kind: 'profiles', profiles: [...profiles], syncedAt })),
+      profilesResult(await send({ kind: 'profiles', profiles, syncedAt })),
     get pending() {
       return waiters.size;
     },

@@ -6,7 +6,8 @@ import { setFlagsFromString } from 'node:v8';
  * A sync or an export load allocates a steady stream of short-lived objects (response bodies,
  * parsed profiles, rows), and some of them live just long enough to be promoted. V8's own factor
  * lets the old generation grow up to 4× its live size before a full collection, so a heap of about
- * 40 MB of live data swung to 160 MB between collections. A fixed ×1.6 keeps it within about 65 MB.
+ * 40 MB of live data swung to 160 MB between collections. With a fixed ×1.6, V8 collects once the
+ * old generation reaches 1.6 times what survived the previous collection.
  * Measured on a full sync of 100,000 simulator profiles with no service latency (see
  * docs/benchmarks.md): peak RSS 280–314 MB with V8's default, 209–216 MB with 60, 230 MB with 100.
  * The price is CPU for the more frequent collections, on the main, writer and V8 helper threads

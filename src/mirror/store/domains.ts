@@ -335,6 +335,9 @@ interface ProfileRows {
 // Unit separator: cannot occur in a jurisdiction code, so "a"+"bc" and "ab"+"c" stay distinct.
 const licenceKey = (jurisdiction: string, licenseNumber: string): string =>
   `${jurisdiction}\u001f${licenseNumber}`;
+/** A licence's `change_log.item_key` (as the 0001 triggers wrote it). */
+const licenceItemKey = (l: { jurisdiction: string; license_number: string }): string =>
+  `${l.jurisdiction}:${l.license_number}`;
 
 function licenceRow(l: LicenceInput, where: string): LicenceRow {
   return {
@@ -552,13 +555,20 @@ export function upsertProfiles(
         const stored = storedLicences.get(p.key) ?? new Map<string, StoredLicence>();
         for (const [k, l] of p.licences) {
           const old = stored.get(k);
-          const itemKey = `${l.jurisdiction}:${l.license_number}`;
           if (old === undefined) {
             result.licencesAdded++;
-            st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'added', null, l.status);
+            st.logChange.run(syncedAt, 'licenses', p.key, licenceItemKey(l), 'added', null, l.status);
           } else if (old.removed_at !== null) {
             result.licencesRestored++;
-            st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'restored', old.status, l.status);
+            st.logChange.run(
+              syncedAt,
+              'licenses',
+              p.key,
+              licenceItemKey(l),
+              'restored',
+              old.status,
+              l.status,
+            );
           } else if (
             old.status === l.status &&
             old.source_url === l.source_url &&
@@ -570,7 +580,15 @@ export function upsertProfiles(
             result.licencesChanged++;
             // Logged when the kept value (the status) changed, not for a date or URL alone.
             if (old.status !== l.status)
-              st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'changed', old.status, l.status);
+              st.logChange.run(
+                syncedAt,
+                'licenses',
+                p.key,
+                licenceItemKey(l),
+                'changed',
+                old.status,
+                l.status,
+              );
           }
           st.upsertLicence.run(
             p.key,
@@ -588,8 +606,15 @@ export function upsertProfiles(
           if (old.removed_at === null && !p.licences.has(k)) {
             result.licencesRemoved++;
             st.removeLicence.run(syncedAt, syncedAt, p.key, old.jurisdiction, old.license_number);
-            const itemKey = `${old.jurisdiction}:${old.license_number}`;
-            st.logChange.run(syncedAt, 'licenses', p.key, itemKey, 'removed', old.status, old.status);
+            st.logChange.run(
+              syncedAt,
+              'licenses',
+              p.key,
+              licenceItemKey(old),
+              'removed',
+              old.status,
+              old.status,
+            );
           }
         }
       }
