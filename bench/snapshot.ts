@@ -299,7 +299,7 @@ async function runChild(
 async function childMain(writer: string, sqlitePath: string, out: string): Promise<void> {
   const start = performance.now();
   const db = new Database(sqlitePath, { readonly: true });
-  let rows = 0;
+  let rows: number;
   const phases: Record<string, number> = {};
   try {
     const select = db.prepare(SELECT_LICENSES);

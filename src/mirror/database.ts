@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';

@@ -1,4 +1,4 @@
-import { execSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,16 @@ const CLI = join(ROOT, 'dist/src/cli/main.js');
 
 beforeAll(() => {
   // `npm test` builds first; a direct `vitest run` of this file may not have.
-  if (!existsSync(CLI)) execSync('npx tsc -p tsconfig.build.json', { cwd: ROOT, stdio: 'inherit' });
+  // The compiler runs on the Node running the tests, not on whatever `node` is first on PATH.
+  if (!existsSync(CLI))
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: ROOT,
+        stdio: 'inherit',
+      },
+    );
 }, 240_000);
 
 interface Child {

@@ -56,8 +56,8 @@ export async function buildSnapshotFixture(
   });
   const { path: configPath, config } = await writeTestConfig(dir, options.configOverrides);
   const ctx = await openRunContext({ config, apiKey: sim.apiKey, baseUrl: sim.baseUrl });
-  let pendingExportId = 0;
-  let changed = { licenceDomain: '', paymentDomain: '' };
+  let pendingExportId: number;
+  let changed: SnapshotFixture['changed'];
   try {
     const first = await syncPipeline(ctx);
     if (first.status !== 'done')

@@ -81,6 +81,7 @@ function forward(
 ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
   const target = new URL(targetOrigin);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = httpRequest(
       {
         host: target.hostname,
@@ -90,13 +91,25 @@ function forward(
         headers: { ...headers, host: target.host, 'content-length': String(body.length) },
       },
       (res) => {
-        readAll(res).then(
-          (text) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: text }),
-          reject,
-        );
+        answered = true;
+        const chunks: Buffer[] = [];
+        const done = (): void =>
+          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) });
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', done);
+        // A server that refuses a request it has not read to the end (node:http's 431 for an
+        // oversized request line) answers, then resets the socket; Node 22 and later report the
+        // reset after the answer. An answer delimited by the connection's end (no Content-Length)
+        // is whole at that point; one cut short of its Content-Length stays a proxy error.
+        req.on('error', (error) => {
+          if (res.headers['content-length'] === undefined && !res.headers['transfer-encoding']) done();
+          else reject(error);
+        });
       },
     );
-    req.on('error', reject);
+    req.once('error', (error) => {
+      if (!answered) reject(error);
+    });
     req.end(body);
   });
 }

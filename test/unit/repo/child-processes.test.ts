@@ -1,0 +1,113 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Every child process the product, its tests, benchmarks and scripts start must run on the Node
+ * that started them (`process.execPath`), never on whatever `node` is first on PATH: a machine's
+ * system Node may be one the product does not support, and a test run on Node 26 that quietly
+ * spawned Node 20 children would prove nothing about Node 26. This reads every TypeScript file and
+ * checks each call into `node:child_process`.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const FOLDERS = ['src', 'pipelines', 'test', 'bench', 'scripts'];
+/** Calls whose first argument is the program to run. */
+const PROGRAM_FIRST = new Set(['spawn', 'spawnSync', 'execFile', 'execFileSync']);
+/** Calls that run a shell command line: the shell picks `node` from PATH. */
+const SHELL = new Set(['exec', 'execSync']);
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return tsFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+interface Finding {
+  file: string;
+  line: number;
+  call: string;
+  problem: string;
+}
+
+/** The names a file imports from `node:child_process` (or `child_process`), local → imported. */
+function childProcessImports(source: ts.SourceFile): { names: Map<string, string>; namespaces: Set<string> } {
+  const names = new Map<string, string>();
+  const namespaces = new Set<string>();
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    if (!['node:child_process', 'child_process'].includes(statement.moduleSpecifier.text)) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (statement.importClause?.name) namespaces.add(statement.importClause.name.text);
+    if (bindings && ts.isNamespaceImport(bindings)) namespaces.add(bindings.name.text);
+    if (bindings && ts.isNamedImports(bindings)) {
+      for (const element of bindings.elements) {
+        names.set(element.name.text, (element.propertyName ?? element.name).text);
+      }
+    }
+  }
+  return { names, namespaces };
+}
+
+export function findChildProcessCalls(file: string, text: string): Finding[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const { names, namespaces } = childProcessImports(source);
+  const findings: Finding[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node)) {
+      let called: string | undefined;
+      const callee = node.expression;
+      if (ts.isIdentifier(callee)) called = names.get(callee.text);
+      else if (
+        ts.isPropertyAccessExpression(callee) &&
+        ts.isIdentifier(callee.expression) &&
+        namespaces.has(callee.expression.text)
+      )
+        called = callee.name.text;
+      if (called !== undefined) {
+        const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+        const first = node.arguments[0]?.getText(source);
+        if (SHELL.has(called)) {
+          findings.push({ file, line, call: called, problem: 'runs a shell command line' });
+        } else if (PROGRAM_FIRST.has(called) && first !== 'process.execPath') {
+          findings.push({ file, line, call: called, problem: `runs ${first ?? 'nothing'}` });
+        } else if (called === 'fork' && /execPath\s*:/.test(node.getText(source))) {
+          findings.push({ file, line, call: called, problem: 'overrides execPath' });
+        }
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return findings;
+}
+
+describe('child processes run on the Node that started them', () => {
+  it('flags calls that would take node from PATH (so the scan below can fail)', () => {
+    const text = [
+      "import { spawn, execSync as run } from 'node:child_process';",
+      "import * as cp from 'node:child_process';",
+      "spawn('node', ['x.js']);",
+      "run('npx tsc');",
+      "cp.spawnSync('npm', ['test']);",
+      'spawn(process.execPath, ["ok.js"]);',
+    ].join('\n');
+    expect(findChildProcessCalls('probe.ts', text).map((f) => `${f.line} ${f.call}`)).toEqual([
+      '3 spawn',
+      '4 execSync',
+      '5 spawnSync',
+    ]);
+  });
+
+  it('finds none in src, pipelines, test, bench or scripts', () => {
+    const files = FOLDERS.flatMap((folder) => tsFiles(join(ROOT, folder)));
+    expect(files.length).toBeGreaterThan(100);
+    const findings = files.flatMap((file) =>
+      findChildProcessCalls(relative(ROOT, file), readFileSync(file, 'utf8')),
+    );
+    expect(findings).toEqual([]);
+  });
+});
