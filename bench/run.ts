@@ -331,6 +331,7 @@ export async function writeReport(): Promise<void> {
       ...notes.flatMap((note) => [note, '']),
     );
   }
+  lines.push(...beforeAfter());
   lines.splice(
     summaryAt,
     0,
@@ -340,6 +341,53 @@ export async function writeReport(): Promise<void> {
     '',
   );
   await writeFile(docPath, `${lines.join('\n')}`);
+}
+
+/**
+ * The figures of a frozen earlier run (bench/results/before-node22/: the last measurement on
+ * Node 20 with the dependency majors held back for it) beside the current ones, figure by figure,
+ * so the runtime and dependency move can be judged on the same ratios.
+ */
+function beforeAfter(): string[] {
+  const beforeDir = join(resultsDir, 'before-node22');
+  if (!existsSync(beforeDir)) return [];
+  type Record_ = { at: string; machine: { node: string }; figures: BenchFigure[] };
+  const read = (path: string): Record_ | undefined =>
+    existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record_) : undefined;
+  const rows: string[] = [];
+  const runs: string[] = [];
+  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot']) {
+    const before = read(join(beforeDir, `${name}.json`));
+    const after = read(join(resultsDir, `${name}.json`));
+    if (!before || !after) continue;
+    runs.push(
+      `${name}: ${before.machine.node} on ${before.at.slice(0, 10)} → ${after.machine.node} on ${after.at.slice(0, 10)}`,
+    );
+    const met = (f: BenchFigure | undefined): string =>
+      f === undefined ? 'not measured' : f.met === null ? '–' : f.met ? 'yes' : '**no**';
+    const figures = [...before.figures.map((f) => f.figure)];
+    for (const f of after.figures) if (!figures.includes(f.figure)) figures.push(f.figure);
+    for (const figure of figures) {
+      const b = before.figures.find((f) => f.figure === figure);
+      const a = after.figures.find((f) => f.figure === figure);
+      rows.push(
+        `| ${name} | ${figure} | ${b ? `${b.ratio} (${b.value})` : '–'} | ${a ? `${a.ratio} (${a.value})` : '–'} | ${(a ?? b)!.target} | ${met(b)} → ${met(a)} |`,
+      );
+    }
+  }
+  if (rows.length === 0) return [];
+  return [
+    '## Before and after the move to Node 22+ and current dependency majors',
+    '',
+    "Each figure's same-run ratio (and value) in the last run on Node 20 with the dependency majors",
+    'held back for it (bench/results/before-node22/, frozen) and in the current run above.',
+    `Runs: ${runs.join('; ')}.`,
+    '',
+    '| bench | figure | before: ratio (value) | after: ratio (value) | target | met before → after |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ];
 }
 
 function bigintSafe(_key: string, value: unknown): unknown {
