@@ -29,7 +29,7 @@ import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { AbortedError, DomainSyncError } from '../src/util/domain-sync-error.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
 
-/** Worst-case price of one `POST /enrichments` (api-spec.md "Limits", Credits table). */
+/** Worst-case price of one `POST /enrichments` (docs/service-api.md "Limits and credits"). */
 export const ENRICHMENT_COST_CREDITS = 10;
 
 /** Most candidates one invocation plans; a budget never buys more than a fraction of them. */
@@ -37,8 +37,8 @@ export const MAX_PLANNED_DOMAINS = 100_000;
 
 /**
  * An intent older than this whose outcome is still unknown is checked against the domain's
- * profile. api-spec.md "Limits" says a run takes at most 120 s, so after 10 minutes a run it
- * started has ended.
+ * profile. A run takes at most 120 s (docs/service-api.md "Limits and credits"), so after 10
+ * minutes a run it started has ended.
  */
 export const DEFAULT_INTENT_LAPSE_MS = 10 * 60_000;
 
@@ -799,8 +799,8 @@ class EnrichRun {
         return;
       }
       if (code === 'ERR_NOT_FOUND') {
-        // The service does not know the id ("not shown" in api-spec.md): the run can never be
-        // followed, so it is closed as failed rather than resumed forever.
+        // The service does not know the id (an answer it does not describe; docs/service-api.md):
+        // the run can never be followed, so it is closed as failed rather than resumed forever.
         upsertEnrichmentRun(
           ctx.mirror,
           {

@@ -60,9 +60,10 @@ const PROGRESS_LOG_INTERVAL_MS = 5_000;
  *
  * Never throws for item failures (a profile that cannot be read is reported with its domain and
  * retried by the next run) nor for a 401 (status `stopped_by_service`, everything fetched so far
- * committed). The listing has no stable cursor in api-spec.md, so drift is detected (a `total`
- * that changes, a domain seen twice, fewer domains than `total`) and healed by listing again;
- * re-listing is cheap (0 credits, 500 per page) and profiles already fetched are not refetched.
+ * committed). The listing has no stable cursor (docs/service-api.md "Pagination"), so drift is
+ * detected (a `total` that changes, a domain seen twice, fewer domains than `total`) and healed
+ * by listing again; re-listing is cheap (0 credits, 500 per page) and profiles already fetched
+ * are not refetched.
  */
 export async function syncPipeline(
   ctx: RunContext,

@@ -16,8 +16,8 @@ import type {
 } from './wire.js';
 
 /**
- * The company endpoints (api-spec.md "Other operations named only in the cost list"); their
- * parameters and payloads are "not shown", so params pass through and `data` is unvalidated.
+ * The company endpoints (docs/service-api.md "Company endpoints and the lobby monitor"); their
+ * parameters and payloads are not described, so params pass through and `data` is unvalidated.
  */
 export interface CompaniesApi {
   /** `GET /companies/search/preview` (0 credits). */

@@ -87,7 +87,7 @@ export class ApiError extends DomainSyncError {
   }
 }
 
-/** 401 (key missing or invalid, api-spec.md "Errors") or 403. Never retried. */
+/** 401 (key missing or invalid, docs/service-api.md "Errors") or 403. Never retried. */
 export class AuthError extends ApiError {
   constructor(details: ApiErrorDetails, serviceMessage?: string) {
     super(
@@ -106,7 +106,7 @@ export class NotFoundError extends ApiError {
   }
 }
 
-/** Credit figures from a 429 `quota_exceeded` body (api-spec.md "Errors"). */
+/** Credit figures from a 429 `quota_exceeded` body (docs/service-api.md "Errors"). */
 export interface QuotaDetails {
   granted: number | undefined;
   used: number | undefined;
@@ -362,8 +362,8 @@ export function errorFromResponse(
   if (status === 401 || status === 403) return new AuthError(details, serviceMessage);
   if (status === 404) return new NotFoundError(details, serviceMessage);
   if (status === 429) {
-    // api-spec.md "Errors": quota exhaustion is 429 with error.code `quota_exceeded`. Any other
-    // 429 is a rate limit (time-based limits are "not shown"); it is a refusal, so retryable.
+    // docs/service-api.md "Errors": quota exhaustion is 429 with error.code `quota_exceeded`. Any
+    // other 429 is a rate limit (time-based limits are not described); it is a refusal, so retryable.
     const error =
       typeof body === 'object' && body !== null ? (body as Record<string, unknown>).error : undefined;
     const errorRecord =

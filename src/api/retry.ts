@@ -7,8 +7,8 @@ import { ApiError, NetworkError, OutcomeUnknownError, RateLimitedError, ServerEr
  * - `safe`: costs nothing and changes nothing (every GET except the paid company endpoints);
  *   retried on any retryable error.
  * - `credit`: costs credits (POST /enrichments, POST /exports, GET /companies/search,
- *   GET /companies/resolve; api-spec.md "Limits"); retried only when the service surely did not
- *   process it.
+ *   GET /companies/resolve; docs/service-api.md "Limits and credits"); retried only when the
+ *   service surely did not process it.
  */
 export type RequestSafety = 'safe' | 'credit';
 

@@ -21,7 +21,7 @@ export interface ExportFlags {
 }
 
 /**
- * Parses `--fields a,b` into section names. The sections are the profile's (api-spec.md
+ * Parses `--fields a,b` into section names. The sections are the profile's (docs/service-api.md
  * "Domain profile"); an unknown name is a usage error naming the known ones, before any request.
  */
 export function parseFieldsFlag(value: string | undefined): string[] | undefined {

@@ -21,7 +21,7 @@ import {
  * (migration 0003 replaced the triggers that wrote them before).
  */
 
-/** The profile sections stored as JSON in `domain_sections` (fields "not shown" in api-spec.md). */
+/** The profile sections stored as JSON in `domain_sections` (fields not described, docs/service-api.md). */
 export const PROFILE_SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domains'] as const;
 
 /** Options of {@link upsertDomainSummaries}. */

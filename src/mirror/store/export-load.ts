@@ -146,8 +146,8 @@ export interface LearnedExportPrice {
 }
 
 /**
- * The price of one exported row learned from the exports recorded so far (api-spec.md "POST
- * /exports": the cost formula is "not shown", only that it varies with the result count), or
+ * The price of one exported row learned from the exports recorded so far (docs/service-api.md
+ * "POST /exports": the cost formula is not described, only that it varies with the result count), or
  * `undefined` when no completed export with rows and a known cost is recorded.
  */
 export function learnedExportCreditsPerRow(mirror: Mirror): LearnedExportPrice | undefined {
