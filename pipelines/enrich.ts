@@ -371,7 +371,7 @@ const DEFINITE_POST_FAILURES = new Set([
 ]);
 
 /**
- * `enrich`: re-enriches stale domains under a credit budget (STYLE.md §6, PRODUCT.md
+ * `enrich`: re-enriches stale domains under a credit budget (STYLE.md §6, docs/contract.md
  * "Promises").
  *
  * 1. Reads `GET /account`; resolves intents an earlier invocation left unresolved long enough

@@ -196,7 +196,7 @@ export interface ResolvedClientOptions {
   readonly userAgent: string;
 }
 
-/** Defaults of {@link ClientOptions} (PRODUCT.md "Config file" for the `api.*` ones). */
+/** Defaults of {@link ClientOptions} (docs/contract.md "Config file" for the `api.*` ones). */
 export const CLIENT_DEFAULTS = Object.freeze({
   authHeader: 'x-api-key' as AuthHeader,
   timeoutMs: 30_000,

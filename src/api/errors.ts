@@ -253,7 +253,7 @@ export class OutcomeUnknownError extends ApiError {
 
 /**
  * A `poll_url` or `download_url` pointed to another origin than the base URL's. The URL was not
- * requested, so the foreign host never saw the key (PRODUCT.md "Behaviour details").
+ * requested, so the foreign host never saw the key (docs/contract.md "Behaviour details").
  */
 export class ForeignOriginError extends ApiError {
   /** The origin that was refused. */

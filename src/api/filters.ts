@@ -3,7 +3,7 @@ import { InvalidArgumentError } from './errors.js';
 import type { QueryValue } from './urls.js';
 
 /**
- * Canonical filter names of `GET /domains` (PRODUCT.md "Filter names"), the one list kept in
+ * Canonical filter names of `GET /domains` (docs/contract.md "Filter names"), the one list kept in
  * `config/` (which validates `api.queryParams` against it). The service does not name them on the
  * wire (only `jurisdiction` is seen; docs/service-api.md "GET /domains"), so each is sent under
  * `queryParams[name] ?? name`.

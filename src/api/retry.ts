@@ -88,7 +88,7 @@ export function decideRetry(
   const retryable = error instanceof ApiError && error.retryable;
   if (!retryable) return { retry: false, reason: 'not retryable', error };
   if (safety === 'credit' && !surelyNotProcessed(error)) {
-    // Never a second paid request when the first may have been processed (PRODUCT.md "Promises").
+    // Never a second paid request when the first may have been processed (docs/contract.md "Promises").
     return { retry: false, reason: 'outcome unknown', error: classifyCreditFailure(error) };
   }
   if (retriesSoFar >= policy.maxRetries) return { retry: false, reason: 'retries exhausted', error };

@@ -50,7 +50,7 @@ export interface ResolvedUrl {
  * Resolves a `poll_url` or `download_url` (a path or an absolute URL; the service's description
  * shows paths only) against the base URL's origin. Only the same origin (scheme, host and port) is accepted:
  * anything else throws {@link ForeignOriginError} before any request is made, so the key never
- * leaves for another host (PRODUCT.md "Behaviour details").
+ * leaves for another host (docs/contract.md "Behaviour details").
  */
 export function resolveServiceUrl(base: ParsedBaseUrl, urlOrPath: string, method = 'GET'): ResolvedUrl {
   let url: URL;

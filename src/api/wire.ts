@@ -11,7 +11,7 @@ import { ProtocolError } from './errors.js';
  * - Enum-like fields accept any string; their types list the known values plus `string`.
  * - Timestamps must be ISO 8601-like (offsets such as `+00:00` and missing milliseconds are
  *   accepted) but are NOT normalised here: the raw string is passed on and the mirror normalises
- *   (PRODUCT.md "Behaviour details"). Use `normalizeTimestamp` from `src/util/time.js`.
+ *   (docs/contract.md "Behaviour details"). Use `normalizeTimestamp` from `src/util/time.js`.
  * - Optional parts may be `null` or missing (`nullish`), since realistic data has gaps; the
  *   fields a caller cannot do without (`domain_normalized` of a search item,
  *   `enrichment_run_id` of a 202, ids and statuses) are required, and their absence is a

@@ -1,7 +1,7 @@
 import { SERVICE_STOP_CODES } from '../runtime/run-result.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 
-/** Exit statuses of the contract (PRODUCT.md "CLI"). */
+/** Exit statuses of the contract (docs/contract.md "Exit statuses"). */
 export const EXIT = {
   /** Done; stopping at the configured budget counts as done. */
   OK: 0,

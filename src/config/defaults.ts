@@ -4,7 +4,7 @@
  */
 export const DEFAULT_CONFIG_FILE = 'config.json';
 
-/** The canonical filter names of `GET /domains` (PRODUCT.md "Filter names"). */
+/** The canonical filter names of `GET /domains` (docs/contract.md "Filter names"). */
 export const CANONICAL_FILTERS = [
   'jurisdiction',
   'payment_category',

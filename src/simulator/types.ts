@@ -1,7 +1,7 @@
 import type { Logger } from '../log/logger.js';
 
 /**
- * Canonical names of the `GET /domains` filters (PRODUCT.md "Filter names"). The same names are
+ * Canonical names of the `GET /domains` filters (docs/contract.md "Filter names"). The same names are
  * used inside an export's `filters`; the wire names can be changed with
  * {@link SimulatorOptions.queryParamNames}.
  */

@@ -71,7 +71,7 @@ export interface RecordEnrichmentCachedOptions {
 /**
  * Records a cached 200 in one transaction: the intent becomes `cached` and the ledger gets a
  * 0-credit `enrichment_cached:<intentId>` entry. No run row: a cached answer starts no run
- * (PRODUCT.md "Behaviour details").
+ * (docs/contract.md "Behaviour details").
  */
 export function recordEnrichmentCached(mirror: Mirror, options: RecordEnrichmentCachedOptions): void {
   inTransaction(mirror, () => {

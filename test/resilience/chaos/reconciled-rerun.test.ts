@@ -12,7 +12,7 @@ import { writeTestConfig } from '../../helpers/test-context.js';
  * `reconciled_billed`, and that frees the domain at once. The next `enrich`, run right away
  * (as cron or an operator would after exit 1), still finds the domain stale in the mirror and
  * POSTs for it again while the first run is still pending: the service starts and bills a
- * second run. PRODUCT.md "Promises": never pay twice for the same enrichment because of a
+ * second run. docs/contract.md "Promises": never pay twice for the same enrichment because of a
  * retry, a crash or a restart.
  */
 describe('chaos: a lost, billed enrichment answer', () => {
