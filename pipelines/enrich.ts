@@ -371,8 +371,7 @@ const DEFINITE_POST_FAILURES = new Set([
 ]);
 
 /**
- * `enrich`: re-enriches stale domains under a credit budget (STYLE.md §6, docs/contract.md
- * "Promises").
+ * `enrich`: re-enriches stale domains under a credit budget (docs/contract.md "Promises").
  *
  * 1. Reads `GET /account`; resolves intents an earlier invocation left unresolved long enough
  *    ago; resumes every run left `pending` (polls it, never POSTs for its domain).
@@ -498,7 +497,7 @@ class EnrichRun {
 
     await this.resolveLapsedIntents();
 
-    // Pending work first (STYLE.md §6): every run an earlier invocation left pending is polled
+    // Pending work before new work: every run an earlier invocation left pending is polled
     // again; its domain is blocked from a new POST by the planner.
     const pending = listPendingEnrichmentRuns(ctx.mirror);
     stats.resumed = pending.length;

@@ -168,7 +168,7 @@ class SyncRun {
     const userEnrichedAfter = this.scopeFilters.enriched_after;
 
     // Profiles an earlier run listed as changed but could not fetch (crash, item failure,
-    // --no-profiles): fetched first, whatever this run's listing says (STYLE.md §6).
+    // --no-profiles): fetched first, whatever this run's listing says.
     if (this.fetchProfiles && !this.full) {
       const due = listProfilesDue(ctx.mirror);
       stats.due = due.length;
@@ -232,7 +232,7 @@ class SyncRun {
           runStartedAt: this.startedAt,
         }).marked;
       }
-      // The watermark advances only now, after every row it covers is committed (STYLE.md §6).
+      // The watermark advances only now, after every row it covers is committed.
       // It is the service's own last_enriched_at, so our clock's skew does not matter.
       const watermark = maxIso(state?.watermark ?? null, this.maxListedEnrichedAt);
       stats.watermark = watermark;

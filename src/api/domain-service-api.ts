@@ -30,8 +30,8 @@ export interface CompaniesApi {
 
 /**
  * What pipelines depend on: the Domain Enrichment Service, one method per endpoint plus paging
- * and polling helpers (STYLE.md section 2: pipelines depend on this interface, not on the
- * class). `DomainServiceClient` implements it over HTTP.
+ * and polling helpers. Pipelines depend on this interface, not on the class;
+ * `DomainServiceClient` implements it over HTTP.
  *
  * Every method throws `ApiError` subclasses with stable codes (see `errors.ts`); safe requests
  * are already retried when they throw. Credit-costing ones (`startEnrichment`, `createExport`,

@@ -2,7 +2,7 @@ import { DomainSyncError } from '../util/domain-sync-error.js';
 import { redactText } from '../log/redact.js';
 
 /**
- * The error taxonomy of the Domain Enrichment Service client (STYLE.md section 3).
+ * The error taxonomy of the Domain Enrichment Service client.
  *
  * Every class has a stable `code`, the request's `method` and `path` (relative to the base URL,
  * query redacted), the HTTP `status` when there was one, a shortened redacted `body`, a `cause`,

@@ -2,7 +2,7 @@ import { backoffDelayMs } from '../util/sleep.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RateLimitedError, ServerError } from './errors.js';
 
 /**
- * What a request may do when retried (STYLE.md section 3).
+ * What a request may do when retried.
  *
  * - `safe`: costs nothing and changes nothing (every GET except the paid company endpoints);
  *   retried on any retryable error.

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { ProtocolError } from './errors.js';
 
 /**
- * Response schemas of the Domain Enrichment Service (docs/service-api.md "Resources and their fields")
- * and the types inferred from them. Wire names stay snake_case (STYLE.md section 8).
+ * Response schemas of the Domain Enrichment Service (docs/service-api.md "Resources and their
+ * fields") and the types inferred from them. Wire names stay snake_case, as the service sends them.
  *
  * Tolerance rules, applied everywhere:
  * - Unknown fields are kept (`z.looseObject`), so a newer service loses nothing on its way to

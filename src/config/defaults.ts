@@ -1,5 +1,5 @@
 /**
- * Every config default in one place (STYLE.md §4). `config.example.json` shows exactly these
+ * Every config default in one place. `config.example.json` shows exactly these
  * values and a unit test keeps the two in step.
  */
 export const DEFAULT_CONFIG_FILE = 'config.json';

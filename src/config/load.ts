@@ -202,7 +202,7 @@ export function checkBaseUrl(
 
 /**
  * Reads `DOMAIN_SYNC_API_KEY`. The key never enters {@link Config}; it goes straight to the
- * client's options (STYLE.md §4.4).
+ * client's options, which keeps `Config` safe to log and print.
  */
 export function readApiKey(env: Readonly<Record<string, string | undefined>>): {
   apiKey?: string;

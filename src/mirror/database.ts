@@ -40,7 +40,7 @@ export interface Mirror {
 /** The part of better-sqlite3 the store uses; kept out of the public `Mirror` type on purpose. */
 export interface MirrorInternals {
   readonly sqlite: Database.Database;
-  /** Prepared statements by SQL text, built once per Mirror (LIBRARIES.md §2.2). */
+  /** Prepared statements by SQL text, built once per Mirror so no call prepares its statement again. */
   readonly statements: Map<string, Database.Statement>;
 }
 

@@ -20,13 +20,13 @@ const TRIGGERS = [
 ] as const;
 
 /** Drops the history triggers of 0001_initial. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time (STYLE.md §8)
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time
 export async function up(db: Kysely<any>): Promise<void> {
   for (const trigger of TRIGGERS) await sql.raw(`DROP TRIGGER IF EXISTS ${trigger}`).execute(db);
 }
 
 /** Puts the triggers of 0001_initial back, as they were written there. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time (STYLE.md §8)
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time
 export async function down(db: Kysely<any>): Promise<void> {
   const tables = [
     {
