@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- sync` (issue 3): against one 100,000-domain simulator catalogue,
+ * `npm run bench -- sync`: against one 100,000-domain simulator catalogue,
  * (a) profiles/s of a full `sync` vs a bare client loop fetching the same profiles at the same
  *     concurrency (target ≥ 0.8: the mirror must not be the bottleneck), judged with the
  *     service {@link SERVICE_LATENCY_MS} ms away, and also reported with no latency at all and at

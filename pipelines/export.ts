@@ -239,7 +239,7 @@ class ExportRun {
       !this.options.recreateExpired
     ) {
       // The same parameters' last export expired before we had its file: creating another one
-      // costs credits again, which the user must ask for (issue 4, "never silently").
+      // costs credits again, which must never happen silently: only with --recreate-expired.
       stats.exportId = latest.id;
       throw new ExportError('ERR_EXPORT_EXPIRED', expiredMessage(latest.id, latest.expires_at));
     }

@@ -5,7 +5,7 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
 
 /*
- * Regression test for a bug found while building the chaos soak (issue 8 item 2), fixed in
+ * Regression test for a bug found while building the chaos soak, fixed in
  * src/mirror/store/enrich-plan.ts (a reconciled-billed domain stays blocked for
  * enrich.failureBackoff). Before the fix: when the answer of a
  * billed POST /enrichments is lost, the invocation reconciles it from the account as
