@@ -142,7 +142,7 @@ export class Jobs {
     run.completedMs = run.dueMs;
     if (run.willFail) {
       run.status = 'failed';
-      // A failed run gives its reservation back (docs/simulator.md "Enrichment runs").
+      // A failed run gives its reservation back (docs/simulator.md "GET /enrichment_runs/:id").
       this.ledger.release(ENRICHMENT_CREDITS);
       if (run.usage) run.usage.refundedCredits = ENRICHMENT_CREDITS;
       run.error = this.errorFor(run.id);

@@ -13,7 +13,7 @@ import type { MatrixCase } from './spec-table.js';
  * answer. Each row asserts either the exact value the client hands on (tolerated) or a
  * ProtocolError whose field path is exactly the mutated field, sent once (a schema mismatch would
  * come back the same, so it is never retried). What the mirror then stores is in
- * mirror-matrix.test.ts.
+ * mirror-sync.test.ts and mirror-jobs.test.ts.
  */
 
 let main: ProxiedSimulator;
