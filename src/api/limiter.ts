@@ -64,7 +64,8 @@ export class RequestLimiter {
   /**
    * No rate limit: only the number in flight is capped. A counter and a FIFO of waiters, because
    * this is the client's hot path (every request of a sync) and p-queue's per-task promise and
-   * events measured about 1.3 % of a loopback request's CPU for nothing a counter cannot do.
+   * events cost measurable CPU per request for nothing a counter cannot do (the client benchmark
+   * compares the client with a bare undici loop: docs/benchmarks.md "client").
    */
   async #runCounted<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.#active >= this.#concurrency) await this.#waitForSlot(signal);

@@ -79,7 +79,10 @@ export function checkCronExpression(expression: string, timezone: string | null)
   return problems;
 }
 
-/** How far back {@link lastOccurrenceBetween} looks at most (node-cron matching is ~40 µs a call). */
+/**
+ * How far back {@link lastOccurrenceBetween} looks at most: it asks node-cron about every minute
+ * of the window, one matching call each, so the window is bounded.
+ */
 export const MAX_CATCH_UP_LOOKBACK_MS = 31 * 86_400_000;
 
 /**

@@ -8,8 +8,9 @@ import type { Kysely } from 'kysely';
  *
  * Why: the store already works out, for every licence and payment method, whether it was added,
  * changed, removed or restored, and the triggers made each upsert a trigger program with a
- * statement journal. Profile upserts without the triggers measured about a third less CPU. The
- * rows are the same as the triggers wrote (docs/schema.md "change_log").
+ * statement journal. Profile upserts without the triggers measured clearly less CPU (CPU per
+ * profile today: docs/benchmarks.md "sync"). The rows are the same as the triggers wrote
+ * (docs/schema.md "change_log").
  */
 
 const TRIGGERS = [

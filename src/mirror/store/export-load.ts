@@ -64,9 +64,10 @@ export function loadExportRows(
   const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
   return inTransaction(mirror, () => {
     const profilesResult = upsertProfiles(mirror, profiles, options);
-    // The listing columns in one guarded UPDATE per row (the row exists now): measured about
-    // twice as fast as upsertDomainSummaries' read-then-upsert, and it leaves last_listed_at
-    // alone, because an export is not the GET /domains listing that sync's unlisting relies on.
+    // The listing columns in one guarded UPDATE per row (the row exists now): measured clearly
+    // faster than upsertDomainSummaries' read-then-upsert (load rates: docs/benchmarks.md
+    // "export"), and it leaves last_listed_at alone, because an export is not the GET /domains
+    // listing that sync's unlisting relies on.
     for (const [companyName, lastEnrichedAt, key] of listing) {
       setListing.run(companyName, lastEnrichedAt, syncedAt, key, companyName, lastEnrichedAt);
     }
