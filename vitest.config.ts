@@ -7,7 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Suite-wide API key scan of every child process's output and every temp dir (issue 8, item 4).
+    // Suite-wide API key scan of every child process's output and every temp dir.
     globalSetup: ['test/resilience/security/global-setup.ts'],
     setupFiles: ['test/resilience/security/capture-spawn.ts'],
   },

@@ -56,7 +56,7 @@ export interface EnrichBenchResult {
   cases: EnrichBenchCase[];
 }
 
-/** Wall-time target relative to the ideal schedule (issue 5 "Acceptance"). */
+/** Wall-time target relative to the ideal schedule. */
 export const ENRICH_BENCH_TARGET = 1.15;
 
 /** Runs the benchmark; see the file comment. */

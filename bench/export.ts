@@ -1,5 +1,5 @@
 /**
- * Export benchmark (issue 4): an N-row export (default 1,000,000) of the simulator's catalogue, as
+ * Export benchmark: an N-row export (default 1,000,000) of the simulator's catalogue, as
  * NDJSON and as CSV, downloaded and loaded into a fresh mirror by the real `export` pipeline, and
  * compared with a bare better-sqlite3 prepared-statement upsert of the same rows (the ceiling).
  *
@@ -63,7 +63,7 @@ export interface ExportBenchFormatResult {
   ceiling: { seconds: number; rowsPerSecond: number; peakRssMb: number };
   /** loadRowsPerSecond / ceiling.rowsPerSecond; the target is ≥ 0.5. */
   ratioToCeiling: number;
-  /** Targets of issue 4: ratio ≥ 0.5 and peak RSS < 256 MB. */
+  /** The targets: ratio ≥ 0.5 and peak RSS < 256 MB. */
   meetsTargets: boolean;
 }
 

@@ -143,7 +143,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
       notes: (r) => {
         const notes = [
           `Target (a) is judged with the service ${r.remote.latencyMs} ms away: the simulator delays every ` +
-            'request by a timer, for the bare loop and the sync alike. The service is remote (PRODUCT.md), so each ' +
+            'request by a timer, for the bare loop and the sync alike. The service is remote, so each ' +
             "request waits for a round trip and the service's own work, which do not use this machine's CPU; " +
             `${r.remote.latencyMs} ms is a fast same-region API, chosen before measuring. There the full sync keeps ` +
             `${fmt(r.remote.ratio)} of the bare loop's rate (${r.remote.full.profilesPerSecond} against ` +

@@ -1,5 +1,5 @@
 /**
- * Snapshot benchmark (issue 6): 1,000,000 licence rows from a SQLite file to Parquet, written by
+ * Snapshot benchmark: 1,000,000 licence rows from a SQLite file to Parquet, written by
  *
  * - (a) `ours`: `writeParquetFile` (hyparquet-writer) streaming from better-sqlite3 `.iterate()`;
  * - (b) `duckdb`: @duckdb/node-api. Its `sqlite` extension cannot be downloaded here, so the

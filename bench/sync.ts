@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- sync` (issue 3): against one 100,000-domain simulator catalogue,
+ * `npm run bench -- sync`: against one 100,000-domain simulator catalogue,
  * (a) profiles/s of a full `sync` vs a bare client loop fetching the same profiles at the same
  *     concurrency (target ≥ 0.8: the mirror must not be the bottleneck), judged with the
  *     service {@link SERVICE_LATENCY_MS} ms away, and also reported with no latency at all and at
@@ -8,8 +8,8 @@
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry).
  * The simulator runs in this process; each measured job runs in its own child process.
  *
- * Why the target is judged with latency: the service is remote (PRODUCT.md: it is not reachable
- * from our machines), so each profile request waits for a network round trip and the service's
+ * Why the target is judged with latency: the service is remote (it cannot even be reached from
+ * the machines this runs on), so each profile request waits for a network round trip and the service's
  * own work, which do not use this machine's CPU. With the simulator on loopback and no latency,
  * the simulator and the bare loop alone keep both cores of a 2-core machine busy, so the figure
  * measures total CPU per profile, not whether the mirror holds the sync back: any work at all per

@@ -29,7 +29,7 @@ import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { AbortedError, DomainSyncError } from '../src/util/domain-sync-error.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
 
-/** Worst-case price of one `POST /enrichments` (api-spec.md "Limits", Credits table). */
+/** Worst-case price of one `POST /enrichments` (docs/service-api.md "Limits and credits"). */
 export const ENRICHMENT_COST_CREDITS = 10;
 
 /** Most candidates one invocation plans; a budget never buys more than a fraction of them. */
@@ -37,8 +37,8 @@ export const MAX_PLANNED_DOMAINS = 100_000;
 
 /**
  * An intent older than this whose outcome is still unknown is checked against the domain's
- * profile. api-spec.md "Limits" says a run takes at most 120 s, so after 10 minutes a run it
- * started has ended.
+ * profile. A run takes at most 120 s (docs/service-api.md "Limits and credits"), so after 10
+ * minutes a run it started has ended.
  */
 export const DEFAULT_INTENT_LAPSE_MS = 10 * 60_000;
 
@@ -371,8 +371,7 @@ const DEFINITE_POST_FAILURES = new Set([
 ]);
 
 /**
- * `enrich`: re-enriches stale domains under a credit budget (STYLE.md §6, PRODUCT.md
- * "Promises").
+ * `enrich`: re-enriches stale domains under a credit budget (docs/contract.md "Promises").
  *
  * 1. Reads `GET /account`; resolves intents an earlier invocation left unresolved long enough
  *    ago; resumes every run left `pending` (polls it, never POSTs for its domain).
@@ -498,7 +497,7 @@ class EnrichRun {
 
     await this.resolveLapsedIntents();
 
-    // Pending work first (STYLE.md §6): every run an earlier invocation left pending is polled
+    // Pending work before new work: every run an earlier invocation left pending is polled
     // again; its domain is blocked from a new POST by the planner.
     const pending = listPendingEnrichmentRuns(ctx.mirror);
     stats.resumed = pending.length;
@@ -799,8 +798,8 @@ class EnrichRun {
         return;
       }
       if (code === 'ERR_NOT_FOUND') {
-        // The service does not know the id ("not shown" in api-spec.md): the run can never be
-        // followed, so it is closed as failed rather than resumed forever.
+        // The service does not know the id (an answer it does not describe; docs/service-api.md):
+        // the run can never be followed, so it is closed as failed rather than resumed forever.
         upsertEnrichmentRun(
           ctx.mirror,
           {

@@ -40,7 +40,7 @@ import { isoFromMs, timestampMs } from '../src/util/time.js';
 
 /*
  * `export`: POST /exports → poll → stream the file to exports.dir → load it into the mirror
- * (api-spec.md "POST /exports", "GET /exports/:id", "GET /exports/:id/download"). The how and why
+ * (docs/service-api.md "POST /exports", "GET /exports/:id", "GET /exports/:id/download"). The how and why
  * for users is in docs/exports.md; the decisions that matter for correctness:
  *
  * - Credits are spent only by the POST. Its intent (the parameters' hash and the account's
@@ -239,7 +239,7 @@ class ExportRun {
       !this.options.recreateExpired
     ) {
       // The same parameters' last export expired before we had its file: creating another one
-      // costs credits again, which the user must ask for (issue 4, "never silently").
+      // costs credits again, which must never happen silently: only with --recreate-expired.
       stats.exportId = latest.id;
       throw new ExportError('ERR_EXPORT_EXPIRED', expiredMessage(latest.id, latest.expires_at));
     }
@@ -473,7 +473,7 @@ class ExportRun {
 
   /**
    * Polls until completed, then downloads. A 404 on the download while the export is not
-   * completed means pending (api-spec.md "GET /exports/:id/download"): poll again. A 404 on a
+   * completed means pending (docs/service-api.md "GET /exports/:id/download"): poll again. A 404 on a
    * completed export is expiry when `expires_at` has passed; otherwise it is retried a few
    * times in case the file is not ready yet, then treated as expired (the spec's only other
    * causes, unknown and pending, are excluded by the completed status).
@@ -910,9 +910,10 @@ function fileFormat(format: string | null, path: string): ExportFormat {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Export file layout. "Export file columns and layout: not shown" (api-spec.md "Export"); the
-// simulator's choice is in docs/simulator.md "Export files". We map by column name and accept the
-// plausible variants listed in docs/exports.md "Layouts accepted".
+// Export file layout. The service does not describe the file's columns or layout
+// (docs/service-api.md "What the interface leaves open"); the simulator's choice is in
+// docs/simulator.md "Export files". We map by column name and accept the plausible variants
+// listed in docs/exports.md "Layouts accepted".
 // ---------------------------------------------------------------------------------------------
 
 /** How one column (or NDJSON key) maps onto a profile. */

@@ -1,5 +1,5 @@
 /**
- * The pipelines, by name: what `run NAME` and `schedule` use. Re-exports only (STYLE.md §2);
+ * The pipelines, by name: what `run NAME` and `schedule` use. Re-exports only;
  * the step registry is in `registry.ts`, named runs in `named.ts`.
  */
 export { syncPipeline } from './sync.js';

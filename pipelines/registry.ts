@@ -11,7 +11,7 @@ import { exportPipeline, type ExportOptions } from './export.js';
 import { resolveSnapshotTables, snapshotPipeline, type SnapshotOptions } from './snapshot.js';
 import { syncPipeline, type SyncOptions } from './sync.js';
 
-/** A step type of a named pipeline (PRODUCT.md "pipelines.NAME.steps"). */
+/** A step type of a named pipeline (`pipelines.NAME.steps`, docs/contract.md "Config file"). */
 export type StepType = PipelineStepConfig['type'];
 
 /** What a step runs with: a mirror context, plus the service client for steps that call it. */

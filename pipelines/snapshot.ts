@@ -67,7 +67,7 @@ export function resolveSnapshotTables(names?: readonly string[]): SnapshotTable[
 
 /**
  * `snapshot`: writes one Parquet file per mirror table at
- * `<dir>/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet` (PRODUCT.md "Snapshots") with the
+ * `<dir>/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet` (docs/contract.md "Snapshots") with the
  * manifest `<dir>/_manifests/snapshot_date=YYYY-MM-DD.json`, then applies `snapshots.retainDates`.
  *
  * - The snapshot date is the UTC date of `ctx.clock()`; a second snapshot on the same date

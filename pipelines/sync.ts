@@ -60,9 +60,10 @@ const PROGRESS_LOG_INTERVAL_MS = 5_000;
  *
  * Never throws for item failures (a profile that cannot be read is reported with its domain and
  * retried by the next run) nor for a 401 (status `stopped_by_service`, everything fetched so far
- * committed). The listing has no stable cursor in api-spec.md, so drift is detected (a `total`
- * that changes, a domain seen twice, fewer domains than `total`) and healed by listing again;
- * re-listing is cheap (0 credits, 500 per page) and profiles already fetched are not refetched.
+ * committed). The listing has no stable cursor (docs/service-api.md "Pagination"), so drift is
+ * detected (a `total` that changes, a domain seen twice, fewer domains than `total`) and healed
+ * by listing again; re-listing is cheap (0 credits, 500 per page) and profiles already fetched
+ * are not refetched.
  */
 export async function syncPipeline(
   ctx: RunContext,
@@ -167,7 +168,7 @@ class SyncRun {
     const userEnrichedAfter = this.scopeFilters.enriched_after;
 
     // Profiles an earlier run listed as changed but could not fetch (crash, item failure,
-    // --no-profiles): fetched first, whatever this run's listing says (STYLE.md §6).
+    // --no-profiles): fetched first, whatever this run's listing says.
     if (this.fetchProfiles && !this.full) {
       const due = listProfilesDue(ctx.mirror);
       stats.due = due.length;
@@ -231,7 +232,7 @@ class SyncRun {
           runStartedAt: this.startedAt,
         }).marked;
       }
-      // The watermark advances only now, after every row it covers is committed (STYLE.md §6).
+      // The watermark advances only now, after every row it covers is committed.
       // It is the service's own last_enriched_at, so our clock's skew does not matter.
       const watermark = maxIso(state?.watermark ?? null, this.maxListedEnrichedAt);
       stats.watermark = watermark;

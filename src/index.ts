@@ -1,5 +1,5 @@
 /**
- * Entry point for programmatic use (package.json "main"). Re-exports only (STYLE.md §1): the
+ * Entry point for programmatic use (package.json "main"). Re-exports only, no logic: the
  * API client and its errors, config loading, the mirror, the run context, the pipelines and the
  * simulator. The CLI (`domain-sync`) is the main interface; see README.md.
  *

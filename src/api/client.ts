@@ -55,7 +55,7 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** How much of an error response body is read (the rest is discarded). */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-/** Which header carries the key (api-spec.md "Authentication" item 2). */
+/** Which header carries the key (docs/service-api.md "Authentication"). */
 export type AuthHeader = 'x-api-key' | 'bearer';
 
 /**
@@ -196,7 +196,7 @@ export interface ResolvedClientOptions {
   readonly userAgent: string;
 }
 
-/** Defaults of {@link ClientOptions} (PRODUCT.md "Config file" for the `api.*` ones). */
+/** Defaults of {@link ClientOptions} (docs/contract.md "Config file" for the `api.*` ones). */
 export const CLIENT_DEFAULTS = Object.freeze({
   authHeader: 'x-api-key' as AuthHeader,
   timeoutMs: 30_000,
@@ -376,7 +376,7 @@ class HttpTransport implements ApiTransport {
   constructor(options: ClientOptions, resolved: ResolvedClientOptions) {
     this.options = resolved;
     this.#base = parseBaseUrl(resolved.baseUrl);
-    // The key lives only in this private, frozen header object (api-spec.md "Authentication":
+    // The key lives only in this private, frozen header object (docs/service-api.md "Authentication":
     // X-API-Key recommended; when both are sent X-API-Key wins, so exactly one is sent).
     this.#headers = Object.freeze({
       ...(resolved.authHeader === 'bearer'

@@ -16,8 +16,8 @@ import type {
 } from './wire.js';
 
 /**
- * The company endpoints (api-spec.md "Other operations named only in the cost list"); their
- * parameters and payloads are "not shown", so params pass through and `data` is unvalidated.
+ * The company endpoints (docs/service-api.md "Company endpoints and the lobby monitor"); their
+ * parameters and payloads are not described, so params pass through and `data` is unvalidated.
  */
 export interface CompaniesApi {
   /** `GET /companies/search/preview` (0 credits). */
@@ -30,8 +30,8 @@ export interface CompaniesApi {
 
 /**
  * What pipelines depend on: the Domain Enrichment Service, one method per endpoint plus paging
- * and polling helpers (STYLE.md section 2: pipelines depend on this interface, not on the
- * class). `DomainServiceClient` implements it over HTTP.
+ * and polling helpers. Pipelines depend on this interface, not on the class;
+ * `DomainServiceClient` implements it over HTTP.
  *
  * Every method throws `ApiError` subclasses with stable codes (see `errors.ts`); safe requests
  * are already retried when they throw. Credit-costing ones (`startEnrichment`, `createExport`,

@@ -2,7 +2,7 @@ import { DomainSyncError } from '../util/domain-sync-error.js';
 import { redactText } from '../log/redact.js';
 
 /**
- * The error taxonomy of the Domain Enrichment Service client (STYLE.md section 3).
+ * The error taxonomy of the Domain Enrichment Service client.
  *
  * Every class has a stable `code`, the request's `method` and `path` (relative to the base URL,
  * query redacted), the HTTP `status` when there was one, a shortened redacted `body`, a `cause`,
@@ -87,7 +87,7 @@ export class ApiError extends DomainSyncError {
   }
 }
 
-/** 401 (key missing or invalid, api-spec.md "Errors") or 403. Never retried. */
+/** 401 (key missing or invalid, docs/service-api.md "Errors") or 403. Never retried. */
 export class AuthError extends ApiError {
   constructor(details: ApiErrorDetails, serviceMessage?: string) {
     super(
@@ -106,7 +106,7 @@ export class NotFoundError extends ApiError {
   }
 }
 
-/** Credit figures from a 429 `quota_exceeded` body (api-spec.md "Errors"). */
+/** Credit figures from a 429 `quota_exceeded` body (docs/service-api.md "Errors"). */
 export interface QuotaDetails {
   granted: number | undefined;
   used: number | undefined;
@@ -253,7 +253,7 @@ export class OutcomeUnknownError extends ApiError {
 
 /**
  * A `poll_url` or `download_url` pointed to another origin than the base URL's. The URL was not
- * requested, so the foreign host never saw the key (PRODUCT.md "Behaviour details").
+ * requested, so the foreign host never saw the key (docs/contract.md "Behaviour details").
  */
 export class ForeignOriginError extends ApiError {
   /** The origin that was refused. */
@@ -362,8 +362,8 @@ export function errorFromResponse(
   if (status === 401 || status === 403) return new AuthError(details, serviceMessage);
   if (status === 404) return new NotFoundError(details, serviceMessage);
   if (status === 429) {
-    // api-spec.md "Errors": quota exhaustion is 429 with error.code `quota_exceeded`. Any other
-    // 429 is a rate limit (time-based limits are "not shown"); it is a refusal, so retryable.
+    // docs/service-api.md "Errors": quota exhaustion is 429 with error.code `quota_exceeded`. Any
+    // other 429 is a rate limit (time-based limits are not described); it is a refusal, so retryable.
     const error =
       typeof body === 'object' && body !== null ? (body as Record<string, unknown>).error : undefined;
     const errorRecord =

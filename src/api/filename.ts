@@ -2,8 +2,8 @@
 export const MAX_FILENAME_LENGTH = 160;
 
 /**
- * Extracts the file name from a `Content-Disposition` header (api-spec.md "GET
- * /exports/:id/download": `attachment`; the name itself is "not shown"). Prefers the RFC 5987
+ * Extracts the file name from a `Content-Disposition` header (docs/service-api.md "GET
+ * /exports/:id/download": `attachment`; the name itself is not described). Prefers the RFC 5987
  * `filename*=UTF-8''…` form over `filename=`. Returns the raw (unsanitised) name or `undefined`.
  */
 export function filenameFromContentDisposition(header: string | undefined): string | undefined {

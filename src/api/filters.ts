@@ -3,16 +3,17 @@ import { InvalidArgumentError } from './errors.js';
 import type { QueryValue } from './urls.js';
 
 /**
- * Canonical filter names of `GET /domains` (PRODUCT.md "Filter names"), the one list kept in
- * `config/` (which validates `api.queryParams` against it). The wire names are "not shown" in
- * api-spec.md (only `jurisdiction` is seen), so each is sent under `queryParams[name] ?? name`.
+ * Canonical filter names of `GET /domains` (docs/contract.md "Filter names"), the one list kept in
+ * `config/` (which validates `api.queryParams` against it). The service does not name them on the
+ * wire (only `jurisdiction` is seen; docs/service-api.md "GET /domains"), so each is sent under
+ * `queryParams[name] ?? name`.
  */
 export { CANONICAL_FILTERS };
 
 /** A canonical filter name. */
 export type CanonicalFilterName = (typeof CANONICAL_FILTERS)[number];
 
-/** Largest `per_page` the service accepts (api-spec.md "Limits"). */
+/** Largest `per_page` the service accepts (docs/service-api.md "Limits and credits"). */
 export const MAX_PER_PAGE = 500;
 
 /**

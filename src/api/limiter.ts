@@ -16,8 +16,9 @@ export interface RequestLimiterOptions {
  * Each HTTP attempt takes one slot, so a retry waits its turn again, and a backoff sleep holds
  * no slot. The rate is enforced as `k` starts per `k·1000/rps` ms with a sliding window (p-queue
  * `strict`), `k` chosen so the window is about 50 ms or more: 10 rps becomes 1 start per 100 ms,
- * not a burst of 10 every second. Time-based limits of the service are "not shown"
- * (api-spec.md "Limits"); this is courtesy, and 429s are still handled by the retry policy.
+ * not a burst of 10 every second. The service does not say whether it limits requests over time
+ * (docs/service-api.md "What the interface leaves open"); this is courtesy, and 429s are still
+ * handled by the retry policy.
  */
 export class RequestLimiter {
   /** Set when a rate limit is configured: p-queue's sliding window does the timing. */
@@ -63,7 +64,8 @@ export class RequestLimiter {
   /**
    * No rate limit: only the number in flight is capped. A counter and a FIFO of waiters, because
    * this is the client's hot path (every request of a sync) and p-queue's per-task promise and
-   * events measured about 1.3 % of a loopback request's CPU for nothing a counter cannot do.
+   * events cost measurable CPU per request for nothing a counter cannot do (the client benchmark
+   * compares the client with a bare undici loop: docs/benchmarks.md "client").
    */
   async #runCounted<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.#active >= this.#concurrency) await this.#waitForSlot(signal);

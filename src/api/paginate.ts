@@ -44,8 +44,8 @@ export type FetchDomainPage = (
 /**
  * Pages through `GET /domains` (dlt `RESTClient.paginate()`, openai-node `AbstractPage`).
  *
- * It depends on neither the default page size nor the sort order (both "not shown" in
- * api-spec.md "GET /domains"): it always sends `per_page`, and stops when a page is empty or
+ * It depends on neither the default page size nor the sort order (the service describes neither;
+ * docs/service-api.md "Pagination"): it always sends `per_page`, and stops when a page is empty or
  * shorter than its `per_page`, or when `page · per_page ≥ total`. If the service answers with a
  * different `per_page` than asked, its own is used for the arithmetic. A response whose `page`
  * is not the requested one (a wrong `api.queryParams.page`) is a `ProtocolError` rather than an

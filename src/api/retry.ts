@@ -2,13 +2,13 @@ import { backoffDelayMs } from '../util/sleep.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RateLimitedError, ServerError } from './errors.js';
 
 /**
- * What a request may do when retried (STYLE.md section 3).
+ * What a request may do when retried.
  *
  * - `safe`: costs nothing and changes nothing (every GET except the paid company endpoints);
  *   retried on any retryable error.
  * - `credit`: costs credits (POST /enrichments, POST /exports, GET /companies/search,
- *   GET /companies/resolve; api-spec.md "Limits"); retried only when the service surely did not
- *   process it.
+ *   GET /companies/resolve; docs/service-api.md "Limits and credits"); retried only when the
+ *   service surely did not process it.
  */
 export type RequestSafety = 'safe' | 'credit';
 
@@ -88,7 +88,7 @@ export function decideRetry(
   const retryable = error instanceof ApiError && error.retryable;
   if (!retryable) return { retry: false, reason: 'not retryable', error };
   if (safety === 'credit' && !surelyNotProcessed(error)) {
-    // Never a second paid request when the first may have been processed (PRODUCT.md "Promises").
+    // Never a second paid request when the first may have been processed (docs/contract.md "Promises").
     return { retry: false, reason: 'outcome unknown', error: classifyCreditFailure(error) };
   }
   if (retriesSoFar >= policy.maxRetries) return { retry: false, reason: 'retries exhausted', error };

@@ -1,6 +1,6 @@
 import { ClientConfigError, ForeignOriginError } from './errors.js';
 
-/** The path prefix every base URL ends in (api-spec.md, first paragraph). */
+/** The path prefix every base URL ends in (docs/service-api.md "Conventions"). */
 export const BASE_PATH_SUFFIX = '/api/v1/igaming';
 
 /** A validated base URL, split into what the client needs. */
@@ -47,10 +47,10 @@ export interface ResolvedUrl {
 }
 
 /**
- * Resolves a `poll_url` or `download_url` (a path or an absolute URL; api-spec.md shows paths
- * only) against the base URL's origin. Only the same origin (scheme, host and port) is accepted:
+ * Resolves a `poll_url` or `download_url` (a path or an absolute URL; the service's description
+ * shows paths only) against the base URL's origin. Only the same origin (scheme, host and port) is accepted:
  * anything else throws {@link ForeignOriginError} before any request is made, so the key never
- * leaves for another host (PRODUCT.md "Behaviour details").
+ * leaves for another host (docs/contract.md "Behaviour details").
  */
 export function resolveServiceUrl(base: ParsedBaseUrl, urlOrPath: string, method = 'GET'): ResolvedUrl {
   let url: URL;

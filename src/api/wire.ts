@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { ProtocolError } from './errors.js';
 
 /**
- * Response schemas of the Domain Enrichment Service (api-spec.md "Resources and their fields")
- * and the types inferred from them. Wire names stay snake_case (STYLE.md section 8).
+ * Response schemas of the Domain Enrichment Service (docs/service-api.md "Resources and their
+ * fields") and the types inferred from them. Wire names stay snake_case, as the service sends them.
  *
  * Tolerance rules, applied everywhere:
  * - Unknown fields are kept (`z.looseObject`), so a newer service loses nothing on its way to
@@ -11,7 +11,7 @@ import { ProtocolError } from './errors.js';
  * - Enum-like fields accept any string; their types list the known values plus `string`.
  * - Timestamps must be ISO 8601-like (offsets such as `+00:00` and missing milliseconds are
  *   accepted) but are NOT normalised here: the raw string is passed on and the mirror normalises
- *   (PRODUCT.md "Behaviour details"). Use `normalizeTimestamp` from `src/util/time.js`.
+ *   (docs/contract.md "Behaviour details"). Use `normalizeTimestamp` from `src/util/time.js`.
  * - Optional parts may be `null` or missing (`nullish`), since realistic data has gaps; the
  *   fields a caller cannot do without (`domain_normalized` of a search item,
  *   `enrichment_run_id` of a 202, ids and statuses) are required, and their absence is a
@@ -43,9 +43,9 @@ const optionalTimestamp = TimestampSchema.nullish();
 const optionalInt = z.number().int().nullish();
 const optionalBool = z.boolean().nullish();
 
-/** Licence jurisdictions used as filter values (api-spec.md "Licence"). */
+/** Licence jurisdictions used as filter values (docs/service-api.md "Licence"). */
 export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
-/** Payment categories (api-spec.md "Payment method"). */
+/** Payment categories (docs/service-api.md "Payment method"). */
 export const PAYMENT_CATEGORIES = [
   'card',
   'crypto',
@@ -54,9 +54,9 @@ export const PAYMENT_CATEGORIES = [
   'open_banking',
   'local_apm',
 ] as const;
-/** Known enrichment run statuses (api-spec.md "States and transitions"). */
+/** Known enrichment run statuses (docs/service-api.md "States and lifecycles"). */
 export const RUN_STATUSES = ['pending', 'completed', 'failed'] as const;
-/** Profile sections that `include[]` can request (api-spec.md "GET /domains/:domain"). */
+/** Profile sections that `include[]` can request (docs/service-api.md "GET /domains/:domain"). */
 export const PROFILE_SECTIONS = [
   'licenses',
   'payment_methods',
@@ -79,7 +79,7 @@ function envelope<T extends z.ZodType>(data: T) {
   });
 }
 
-/** Item of `GET /domains` (api-spec.md "Domain summary"). */
+/** Item of `GET /domains` (docs/service-api.md "Domain summary"). */
 export const DomainSummarySchema = z.looseObject({
   domain_normalized: z.string(),
   company_name: optionalString,
@@ -109,7 +109,7 @@ export const OperatorSchema = z.looseObject({
 /** `brand` of a profile. */
 export const BrandSchema = z.looseObject({ name: optionalString, slug: optionalString });
 
-/** A licence (api-spec.md "Licence"); only `status` `active` is shown, others accepted. */
+/** A licence (docs/service-api.md "Licence"); only `status` `active` is documented, others accepted. */
 export const LicenceSchema = z.looseObject({
   jurisdiction: known(JURISDICTIONS),
   license_number: z.string(),
@@ -121,7 +121,7 @@ export const LicenceSchema = z.looseObject({
 /** A licence of a profile. */
 export type Licence = z.infer<typeof LicenceSchema>;
 
-/** A payment method (api-spec.md "Payment method"); `confidence` other than `high` accepted. */
+/** A payment method (docs/service-api.md "Payment method"); `confidence` other than `high` accepted. */
 export const PaymentMethodSchema = z.looseObject({
   normalized_name: z.string(),
   category: known(PAYMENT_CATEGORIES).nullish(),
@@ -134,7 +134,7 @@ export type PaymentMethod = z.infer<typeof PaymentMethodSchema>;
 
 /** `meta` of a profile. */
 export const ProfileMetaSchema = z.looseObject({
-  // api-spec.md "Domain profile": an integer. A fraction is refused here, naming the field, rather
+  // docs/service-api.md "Domain profile": an integer. A fraction is refused here, naming the field, rather
   // than later by the mirror's integer column with a less precise path.
   freshness_age_seconds: optionalInt,
   served_from_cache: optionalBool,
@@ -142,7 +142,7 @@ export const ProfileMetaSchema = z.looseObject({
   observed_at: optionalTimestamp,
 });
 
-/** Domain profile (api-spec.md "Domain profile"). */
+/** Domain profile (docs/service-api.md "Domain profile"). */
 export const DomainProfileSchema = z.looseObject({
   domain: optionalString,
   domain_normalized: z.string(),
@@ -152,7 +152,7 @@ export const DomainProfileSchema = z.looseObject({
   brand: BrandSchema.nullish(),
   licenses: z.array(LicenceSchema).nullish(),
   payment_methods: z.array(PaymentMethodSchema).nullish(),
-  // Fields of these four sections: "not shown" in api-spec.md; kept as unknown JSON.
+  // Fields of these four sections are not described (docs/service-api.md); kept as unknown JSON.
   game_providers: z.unknown().optional(),
   affiliate_programs: z.unknown().optional(),
   geo: z.unknown().optional(),
@@ -184,7 +184,7 @@ export const EnrichmentStartedDataSchema = z.looseObject({
 /** Response envelope of a 202 `POST /enrichments`. */
 export const EnrichmentStartedResponseSchema = envelope(EnrichmentStartedDataSchema);
 
-/** An enrichment run (api-spec.md "Enrichment run"); unknown statuses accepted. */
+/** An enrichment run (docs/service-api.md "Enrichment run"); unknown statuses accepted. */
 export const EnrichmentRunSchema = z.looseObject({
   id: z.number().int(),
   status: known(RUN_STATUSES),
@@ -215,8 +215,8 @@ export const ExportCreatedDataSchema = z.looseObject({
 export const ExportCreatedResponseSchema = envelope(ExportCreatedDataSchema);
 
 /**
- * An export (api-spec.md "Export"). Only the completed shape is shown; a pending or failed
- * export's shape is "not shown", so everything but `id` and `status` is optional.
+ * An export (docs/service-api.md "Export"). Only the completed shape is documented; a pending or
+ * failed export's shape is not, so everything but `id` and `status` is optional.
  */
 export const ExportInfoSchema = z.looseObject({
   id: z.number().int(),
@@ -232,7 +232,7 @@ export type ExportInfo = z.infer<typeof ExportInfoSchema>;
 /** Response envelope of `GET /exports/:id`. */
 export const ExportInfoResponseSchema = envelope(ExportInfoSchema);
 
-/** The account (api-spec.md "Account"); `credits_granted` null means no quota. */
+/** The account (docs/service-api.md "Account"); `credits_granted` null means no quota. */
 export const AccountSchema = z.looseObject({
   plan: z.string(),
   credits_granted: z.number().int().nullable(),

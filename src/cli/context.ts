@@ -8,7 +8,7 @@ import { registerSecret } from '../log/redact.js';
 import { ConfigError, DomainSyncError } from '../util/domain-sync-error.js';
 import { Output, type CliIo } from './output.js';
 
-/** Global flags (PRODUCT.md "CLI"), valid before or after the command name. */
+/** Global flags (docs/contract.md "Command line"), valid before or after the command name. */
 export interface GlobalFlags {
   config?: string;
   db?: string;

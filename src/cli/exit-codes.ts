@@ -1,7 +1,7 @@
 import { SERVICE_STOP_CODES } from '../runtime/run-result.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 
-/** Exit statuses of the contract (PRODUCT.md "CLI"). */
+/** Exit statuses of the contract (docs/contract.md "Exit statuses"). */
 export const EXIT = {
   /** Done; stopping at the configured budget counts as done. */
   OK: 0,
@@ -15,7 +15,7 @@ export const EXIT = {
 
 const USAGE_CODES = new Set(['ERR_USAGE', 'ERR_CONFIG', 'ERR_MISSING_API_KEY']);
 
-/** The one place errors become exit statuses (STYLE.md §3). Matches on `code`, never messages. */
+/** The one place errors become exit statuses. Matches on `code`, never messages. */
 export function exitCodeForError(error: unknown): number {
   if (error instanceof DomainSyncError || hasCode(error)) {
     const code = (error as { code: string }).code;

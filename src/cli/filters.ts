@@ -6,7 +6,7 @@ const BOOLEAN_FILTERS = new Set(['has_affiliate_programs']);
 const INTEGER_FILTERS = new Set(['per_page', 'page']);
 
 /**
- * Parses repeated `--filter NAME=VALUE` flags into canonical filters (PRODUCT.md "Filter
+ * Parses repeated `--filter NAME=VALUE` flags into canonical filters (docs/contract.md "Filter
  * names"). Unknown names, repeated names and bad values are usage errors naming the flag.
  */
 export function parseFilterFlags(

@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';
 
-// The only place that touches process.argv, signals and process.exit (STYLE.md §2).
+// The only place that touches process.argv, signals and process.exit.
 // A heap growing factor given to node itself (`node --heap-growing-percent=N …`, 0 = V8's own
 // dynamic factor) is the operator's choice and wins over ours.
 if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();

@@ -4,7 +4,7 @@ import { redact, redactText } from '../log/redact.js';
 import type { Progress, ProgressTask } from '../runtime/progress.js';
 import { noopProgress } from '../runtime/progress.js';
 
-/** What a command writes to; stdout belongs to the result (STYLE.md §5). */
+/** What a command writes to; stdout belongs to the result, logs and progress go to stderr. */
 export interface CliIo {
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable & { isTTY?: boolean };

@@ -24,7 +24,10 @@ export interface PipelineConfig {
   catchUp: 'none' | 'once';
 }
 
-/** Service connection settings. Never holds the API key (STYLE.md §4.4). */
+/**
+ * Service connection settings. Never holds the API key: the key goes from `DOMAIN_SYNC_API_KEY`
+ * straight into the client's options, so a {@link Config} is safe to log.
+ */
 export interface ApiConfig {
   /** Base URL ending in `/api/v1/igaming`, or null when not configured. */
   baseUrl: string | null;

@@ -1,10 +1,10 @@
 /**
- * Every config default in one place (STYLE.md §4). `config.example.json` shows exactly these
+ * Every config default in one place. `config.example.json` shows exactly these
  * values and a unit test keeps the two in step.
  */
 export const DEFAULT_CONFIG_FILE = 'config.json';
 
-/** The canonical filter names of `GET /domains` (PRODUCT.md "Filter names"). */
+/** The canonical filter names of `GET /domains` (docs/contract.md "Filter names"). */
 export const CANONICAL_FILTERS = [
   'jurisdiction',
   'payment_category',

@@ -7,7 +7,7 @@ import type { Config, PipelineConfig, PipelineStepConfig } from './config.js';
 import { DEFAULT_CONFIG_FILE, DEFAULTS } from './defaults.js';
 import { configFileSchema, type ConfigFile } from './schema.js';
 
-/** The base path every service URL ends in (api-spec.md, first paragraph). */
+/** The base path every service URL ends in (docs/service-api.md "Conventions"). */
 export const BASE_PATH = '/api/v1/igaming';
 
 /** What the CLI passes in; nothing here reads globals. */
@@ -202,7 +202,7 @@ export function checkBaseUrl(
 
 /**
  * Reads `DOMAIN_SYNC_API_KEY`. The key never enters {@link Config}; it goes straight to the
- * client's options (STYLE.md §4.4).
+ * client's options, which keeps `Config` safe to log and print.
  */
 export function readApiKey(env: Readonly<Record<string, string | undefined>>): {
   apiKey?: string;
@@ -210,7 +210,7 @@ export function readApiKey(env: Readonly<Record<string, string | undefined>>): {
 } {
   const apiKey = nonEmpty(env.DOMAIN_SYNC_API_KEY)?.trim();
   if (apiKey === undefined) return {};
-  // api-spec.md "Authentication" 1: keys start with client_. A different prefix is probably a
+  // docs/service-api.md "Authentication": keys start with client_. A different prefix is probably a
   // paste error, but the service is the judge, so only warn.
   if (!apiKey.startsWith('client_')) {
     return { apiKey, warning: 'DOMAIN_SYNC_API_KEY does not start with "client_"; is it the right value?' };

@@ -8,7 +8,7 @@ const duration = z.string().min(1);
 /** What `schedule` does at start for a run missed while it was down (docs/operations.md). */
 export const CATCH_UP_POLICIES = ['none', 'once'] as const;
 
-/** The steps a named pipeline can run (PRODUCT.md "pipelines.NAME.steps"). */
+/** The steps a named pipeline can run (`pipelines.NAME.steps`, docs/contract.md "Config file"). */
 export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot'] as const;
 
 const stepObject = z.strictObject({

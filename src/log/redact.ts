@@ -2,7 +2,7 @@
 const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
 /** Query parameter names whose values are secrets. */
 const SECRET_PARAMS = /([?&](?:api[_-]?key|key|token|access[_-]?token|auth)=)[^&#\s]*/gi;
-/** Anything that looks like a service API key (`client_` prefix, api-spec.md "Authentication"). */
+/** Anything that looks like a service API key (`client_` prefix, docs/service-api.md "Authentication"). */
 const KEY_LIKE = /\bclient_[A-Za-z0-9_\-.~+/=]{2,}/g;
 const BEARER = /(Bearer\s+)[A-Za-z0-9_\-.~+/=]+/gi;
 

@@ -7,10 +7,10 @@ import { mirrorInternals } from './database.js';
  * WAL checkpoints off the writing thread, for bulk writes (a full sync, an export load).
  *
  * With SQLite's default auto-checkpoint, every ~4 MB of WAL the committing statement itself copies
- * the WAL into the database file and fsyncs both: measured on the 2-core CI machine, that was
- * about a third of the wall time of a 10,000-profile upsert (COMMIT 2.2 s of 6.5 s; 0.25 s
- * without checkpoints). During a bulk write the writer's auto-checkpoint is switched off and a
- * worker thread with its own connection runs PASSIVE checkpoints, which never block the writer
+ * the WAL into the database file and fsyncs both: measured, those COMMITs took a large share of
+ * the wall time of a bulk upsert (current load rates: docs/benchmarks.md "export"). During a bulk
+ * write the writer's auto-checkpoint is switched off and a worker thread with its own connection
+ * runs PASSIVE checkpoints, which never block the writer
  * (SQLite copies only frames no reader needs, and the WAL is reused once it has all been copied).
  * Afterwards the auto-checkpoint is restored; a crash in between only leaves a longer WAL, which
  * SQLite replays on the next open like any other.

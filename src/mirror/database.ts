@@ -41,7 +41,7 @@ export interface Mirror {
 /** The part of better-sqlite3 the store uses; kept out of the public `Mirror` type on purpose. */
 export interface MirrorInternals {
   readonly sqlite: Database.Database;
-  /** Prepared statements by SQL text, built once per Mirror (LIBRARIES.md §2.2). */
+  /** Prepared statements by SQL text, built once per Mirror so no call prepares its statement again. */
   readonly statements: Map<string, Database.Statement>;
 }
 
@@ -218,9 +218,9 @@ export function cachedStatement(mirror: Mirror, sqlText: string): Database.State
 /**
  * Runs `fn` in one better-sqlite3 transaction (rolled back if it throws). Inside a transaction
  * that is already open, `fn` joins it instead of opening a savepoint: a savepoint made profile
- * upserts about 4× slower (20,000 profiles: 1,300 against 324 µs of CPU each). An error thrown by
- * `fn` then rolls back the whole outer transaction when it leaves it, so a caller must not catch
- * it inside the outer transaction and go on writing.
+ * upserts several times slower in CPU (CPU per profile today: docs/benchmarks.md "sync"). An
+ * error thrown by `fn` then rolls back the whole outer transaction when it leaves it, so a caller
+ * must not catch it inside the outer transaction and go on writing.
  */
 export function inTransaction<T>(mirror: Mirror, fn: () => T): T {
   const { sqlite } = mirrorInternals(mirror);

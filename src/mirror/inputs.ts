@@ -1,5 +1,5 @@
 /*
- * What the store accepts, written from api-spec.md ("Resources and their fields") with the wire
+ * What the store accepts, written from docs/service-api.md ("Resources and their fields") with the wire
  * names unchanged. The mirror never imports src/api: these types match the wire shapes
  * structurally, so the client's own types (with more fields) are accepted as they are. Fields the
  * spec marks as always present are still optional or nullable here where a missing value can be
@@ -9,14 +9,14 @@
 /** A number from the wire, or a bigint for values above 2^53. */
 export type IntegerInput = number | bigint;
 
-/** An item of `GET /domains` (api-spec.md "Domain summary"). */
+/** An item of `GET /domains` (docs/service-api.md "Domain summary"). */
 export interface DomainSummaryInput {
   domain_normalized: string;
   company_name?: string | null;
   last_enriched_at?: string | null;
 }
 
-/** A licence of a profile (api-spec.md "Licence"). */
+/** A licence of a profile (docs/service-api.md "Licence"). */
 export interface LicenceInput {
   jurisdiction: string;
   license_number: string;
@@ -26,7 +26,7 @@ export interface LicenceInput {
   last_confirmed_at?: string | null;
 }
 
-/** A payment method of a profile (api-spec.md "Payment method"). */
+/** A payment method of a profile (docs/service-api.md "Payment method"). */
 export interface PaymentMethodInput {
   normalized_name: string;
   category?: string | null;
@@ -35,7 +35,7 @@ export interface PaymentMethodInput {
   last_confirmed_at?: string | null;
 }
 
-/** The `data` object of `GET /domains/:domain` (api-spec.md "Domain profile"). */
+/** The `data` object of `GET /domains/:domain` (docs/service-api.md "Domain profile"). */
 export interface DomainProfileInput {
   domain?: string | null;
   domain_normalized: string;
@@ -63,7 +63,7 @@ export interface DomainProfileInput {
   } | null;
 }
 
-/** An enrichment run (api-spec.md "Enrichment run"), as polled from `GET /enrichment_runs/:id`. */
+/** An enrichment run (docs/service-api.md "Enrichment run"), as polled from `GET /enrichment_runs/:id`. */
 export interface EnrichmentRunInput {
   id: IntegerInput;
   status: string;
@@ -79,7 +79,7 @@ export interface EnrichmentRunInput {
   error_details?: { error?: string | null; error_type?: string | null } | null;
 }
 
-/** An export (api-spec.md "Export"), as polled from `GET /exports/:id`. */
+/** An export (docs/service-api.md "Export"), as polled from `GET /exports/:id`. */
 export interface ExportInput {
   id: IntegerInput;
   status: string;
@@ -90,7 +90,7 @@ export interface ExportInput {
   expires_at?: string | null;
 }
 
-/** The account (api-spec.md "Account"). */
+/** The account (docs/service-api.md "Account"). */
 export interface AccountInput {
   plan?: string | null;
   credits_granted?: IntegerInput | null;

@@ -45,8 +45,8 @@ openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }).the
     // SQLite's auto-checkpoint stays on: it runs here, off the fetching thread, and keeps the WAL
     // short (a checkpointer thread racing this continuous writer let it grow past the database).
     // Every ~40 MB rather than SQLite's ~4 MB: each checkpoint waits for two fsyncs, during which
-    // fetching runs ahead only as far as maxPending lets it (sync of 30,000 profiles: 1,763
-    // against 1,557 profiles/s).
+    // fetching runs ahead only as far as maxPending lets it, so fewer checkpoints made a sync
+    // measurably faster (current rates: docs/benchmarks.md "sync").
     sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
     port.postMessage({ ready: true });

@@ -43,8 +43,8 @@ export interface ProfileWriterOptions {
   maxPending?: number;
   /**
    * Page cache of the writer connection, KiB. SQLite's default (2 MiB) spills a batch's dirty pages
-   * before the commit; 16 MiB measured as fast as 64 MiB (50,000 profiles, 354 vs 344 µs) for less
-   * memory. @default 16384 (16 MiB)
+   * before the commit; 16 MiB measured as fast as 64 MiB for less memory (current sync figures:
+   * docs/benchmarks.md "sync"). @default 16384 (16 MiB)
    */
   cacheSizeKib?: number;
   /** How long a write waits for another writer's lock. @default 15000 */
@@ -181,8 +181,8 @@ export async function openProfileWriter(
     cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? 16_384)),
   };
   // A small young generation: the writer's garbage (each batch's profiles) dies young, and V8's
-  // default let the thread's heap grow by tens of MB (100,000-domain sync: peak RSS 294-299 MB
-  // with the default, 280 MB with 12 MB, at the same rate).
+  // default let the thread's heap grow by tens of MB, which raised a full sync's peak RSS at the
+  // same rate (the sync benchmark reports the current peak RSS: docs/benchmarks.md "sync").
   const worker = new Worker(workerScript(), { workerData, resourceLimits: { maxYoungGenerationSizeMb: 12 } });
   const waiters = new Map<number, Waiter>();
   const roomWaiters: Array<() => void> = [];

@@ -2,7 +2,7 @@ import type { Generated } from 'kysely';
 
 /*
  * Table interfaces of the mirror, column names exactly as in the database (snake_case, the
- * contract names of PRODUCT.md "Mirror tables"). Timestamps are `YYYY-MM-DDTHH:MM:SS.sssZ`
+ * contract names of docs/contract.md "Mirror tables"). Timestamps are `YYYY-MM-DDTHH:MM:SS.sssZ`
  * text; booleans are 0/1; JSON columns are text. docs/schema.md documents every column.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Credit accounting of one pipeline invocation (STYLE.md §6): every paid call reserves its
+ * Credit accounting of one pipeline invocation: every paid call reserves its
  * worst-case cost first, and the reservation is settled from the answer, released on a definite
  * failure, or kept while the outcome is unknown. Requests in flight therefore always count, and
  * `spent + reserved` never exceeds the budget or what the account had available.

@@ -7,7 +7,7 @@ import { openMirror, type Mirror } from '../mirror/database.js';
 import { systemClock, type Clock } from '../util/time.js';
 import { noopProgress, type Progress } from './progress.js';
 
-/** What every pipeline receives (STYLE.md §1 runtime/run-context.ts). */
+/** What every pipeline receives. */
 export interface RunContext {
   config: Config;
   /** The service client's interface (tests and the demo pass the real client on the simulator). */

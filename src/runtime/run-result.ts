@@ -1,6 +1,6 @@
 import { AbortedError } from '../util/domain-sync-error.js';
 
-/** How a pipeline ended (STYLE.md §3): a failed item is data, not an exception. */
+/** How a pipeline ended; a failed item is data (see {@link ItemFailure}), not an exception. */
 export type RunStatus = 'done' | 'budget_reached' | 'stopped_by_service' | 'interrupted' | 'failed';
 
 /** One item that could not be processed (a profile, a run, a row). */

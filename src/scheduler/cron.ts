@@ -2,7 +2,7 @@ import cron, { type ScheduledTask, type TaskOptions } from 'node-cron';
 import type { Logger } from '../log/logger.js';
 
 /*
- * The only module that imports node-cron (STYLE.md §2). LIBRARIES.md gotchas handled here:
+ * The only module that imports node-cron. Behaviours of node-cron 4.6 handled here:
  * `schedule()` starts at once, so tasks are made with `createTask` and started explicitly;
  * `noOverlap` silently skips, so overlap is handled by the scheduler (which logs it); errors are
  * emitted, not thrown, so the task function never throws.
@@ -79,7 +79,10 @@ export function checkCronExpression(expression: string, timezone: string | null)
   return problems;
 }
 
-/** How far back {@link lastOccurrenceBetween} looks at most (node-cron matching is ~40 µs a call). */
+/**
+ * How far back {@link lastOccurrenceBetween} looks at most: it asks node-cron about every minute
+ * of the window, one matching call each, so the window is bounded.
+ */
 export const MAX_CATCH_UP_LOOKBACK_MS = 31 * 86_400_000;
 
 /**

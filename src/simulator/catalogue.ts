@@ -675,7 +675,7 @@ export function profileMatches(p: TruthProfile, f: DomainFilters): boolean {
 }
 
 // A provider filter matches the normalised name, or the display name case-insensitively
-// (api-spec.md says "normalised provider name"; the display name is a convenience).
+// (the service documents "normalised provider name"; the display name is a convenience).
 function providerIs(p: TruthGameProvider, wanted: string): boolean {
   return p.normalized_name === wanted || p.name.toLowerCase() === wanted;
 }

@@ -5,8 +5,8 @@ import type { TruthProfile } from './types.js';
 import { SECTION_NAMES } from './types.js';
 
 /**
- * Flat CSV columns before the section columns ("Export file columns and layout: not shown" in
- * api-spec.md; the layout is documented in docs/simulator.md "Export files").
+ * Flat CSV columns before the section columns (the service does not describe the file layout,
+ * docs/service-api.md; the simulator's layout is documented in docs/simulator.md "Export files").
  */
 export const CSV_BASE_COLUMNS = [
   'domain_normalized',

@@ -1,9 +1,9 @@
 import { normalizeTimestamp } from '../util/time.js';
 import type { CanonicalFilter } from './types.js';
 
-/** Jurisdictions a licence filter accepts (api-spec.md "GET /domains"). */
+/** Jurisdictions a licence filter accepts (docs/service-api.md "GET /domains"). */
 export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
-/** Payment categories (api-spec.md "Payment method"). */
+/** Payment categories (docs/service-api.md "Payment method"). */
 export const PAYMENT_CATEGORIES = [
   'card',
   'crypto',
@@ -31,7 +31,7 @@ export type FieldErrors = Record<string, string[]>;
 
 /** Default and maximum page sizes of GET /domains ("not shown"; see docs/simulator.md). */
 export const DEFAULT_PER_PAGE = 50;
-/** Maximum `per_page` (api-spec.md "Limits"). */
+/** Maximum `per_page` (docs/service-api.md "Limits and credits"). */
 export const MAX_PER_PAGE = 500;
 
 /**

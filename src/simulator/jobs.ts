@@ -4,7 +4,7 @@ import type { DomainFilters } from './filters.js';
 import type { Ledger } from './ledger.js';
 import type { SectionName, TruthProfile, UsageEntry } from './types.js';
 
-/** Credits reserved by a new enrichment run (api-spec.md "POST /enrichments"). */
+/** Credits reserved by a new enrichment run (docs/service-api.md "POST /enrichments"). */
 export const ENRICHMENT_CREDITS = 10;
 
 const SALT_RUN_DURATION = 101;
@@ -76,7 +76,10 @@ export class Jobs {
     private readonly ledger: Ledger,
   ) {}
 
-  /** Starts a run whose credits are already reserved. Duration 30–120 s × timeScale (api-spec.md "Limits"). */
+  /**
+   * Starts a run whose credits are already reserved. It lasts 30–120 s × timeScale
+   * (docs/service-api.md "Limits and credits").
+   */
   startRun(domainId: number, domain: string, strategy: string, nowMs: number): RunRecord {
     const id = this.nextRunId++;
     const durationMs =
@@ -139,7 +142,7 @@ export class Jobs {
     run.completedMs = run.dueMs;
     if (run.willFail) {
       run.status = 'failed';
-      // A failed run gives its reservation back (docs/simulator.md "Enrichment runs").
+      // A failed run gives its reservation back (docs/simulator.md "GET /enrichment_runs/:id").
       this.ledger.release(ENRICHMENT_CREDITS);
       if (run.usage) run.usage.refundedCredits = ENRICHMENT_CREDITS;
       run.error = this.errorFor(run.id);

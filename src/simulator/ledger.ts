@@ -1,4 +1,4 @@
-/** Body of the 429 `quota_exceeded` error, exactly as api-spec.md "Errors" shows it. */
+/** Body of the 429 `quota_exceeded` error, exactly as docs/service-api.md "Errors" shows it. */
 export interface QuotaExceededBody {
   error: {
     code: 'quota_exceeded';
@@ -8,7 +8,7 @@ export interface QuotaExceededBody {
 }
 
 /**
- * The credit ledger (api-spec.md "Limits", "Credits"): an upfront grant, credits used and credits
+ * The credit ledger (docs/service-api.md "Limits and credits"): an upfront grant, credits used and credits
  * reserved by work in progress. `available = granted − used − reserved`; a null grant enforces
  * no quota.
  */

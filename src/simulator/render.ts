@@ -35,7 +35,7 @@ export class Renderer {
     return { ...obj, x_sim_revision: (hashString(`${this.seed}:${tag}`) % 97) + 1, x_sim_note: null };
   }
 
-  /** One item of GET /domains (api-spec.md "Domain summary"). */
+  /** One item of GET /domains (docs/service-api.md "Domain summary"). */
   summary(p: Pick<TruthProfile, 'domain_normalized' | 'company_name' | 'last_enriched_at'>): Json {
     return this.extra(
       {
@@ -47,7 +47,7 @@ export class Renderer {
     );
   }
 
-  /** The profile without `meta`, with the chosen sections (api-spec.md "Domain profile"). */
+  /** The profile without `meta`, with the chosen sections (docs/service-api.md "Domain profile"). */
   profileBody(p: TruthProfile, include: readonly SectionName[], requested: string): Json {
     const tag = p.domain_normalized;
     const out: Json = {
@@ -104,7 +104,7 @@ export class Renderer {
     }
   }
 
-  /** GET /domains/:domain data: the profile plus `meta` (api-spec.md "Domain profile"). */
+  /** GET /domains/:domain data: the profile plus `meta` (docs/service-api.md "Domain profile"). */
   profile(p: TruthProfile, include: readonly SectionName[], requested: string, nowMs: number): Json {
     const body = this.profileBody(p, include, requested);
     const meta = {
@@ -118,7 +118,7 @@ export class Renderer {
     return body;
   }
 
-  /** GET /enrichment_runs/:id data (api-spec.md "Enrichment run"). */
+  /** GET /enrichment_runs/:id data (docs/service-api.md "Enrichment run"). */
   run(run: RunRecord): Json {
     const started = this.ts(new Date(run.startedMs).toISOString());
     const completed = run.completedMs === null ? null : this.ts(new Date(run.completedMs).toISOString());

@@ -16,7 +16,7 @@ const MAX_BODY_BYTES = 1_000_000;
 /**
  * Starts the Domain Enrichment Service simulator on loopback and resolves once it listens.
  *
- * The server serves every endpoint of api-spec.md under `/api/v1/igaming` and the control
+ * The server serves every endpoint of docs/service-api.md under `/api/v1/igaming` and the control
  * surface under `/_sim`. `close()` destroys every open socket, so it resolves promptly even
  * with keep-alive clients or streams in flight.
  *
@@ -171,7 +171,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 }
 
 /**
- * Which header carries the key and whether it is accepted. api-spec.md "Authentication" point 2:
+ * Which header carries the key and whether it is accepted. docs/service-api.md "Authentication":
  * when both headers are present X-API-Key wins, even when it is the invalid one.
  */
 function authOf(

@@ -18,7 +18,7 @@ import type {
 } from './types.js';
 import { CANONICAL_FILTERS, SECTION_NAMES } from './types.js';
 
-/** The base path of every spec endpoint (api-spec.md, first section). */
+/** The base path of every service endpoint (docs/service-api.md "Conventions"). */
 export const BASE_PATH = '/api/v1/igaming';
 
 /** Plan name shown by GET /account ("plan name"; values not shown). */
@@ -91,7 +91,7 @@ const EXPORT_BODY_KEYS = new Set(['filters', 'export_format', 'fields', 'fields[
 
 /**
  * The simulated Domain Enrichment Service: catalogue, ledger, jobs, logs and clock, and one
- * handler per endpoint of api-spec.md. Transport (HTTP, auth header parsing, faults) is in server.ts.
+ * handler per endpoint of docs/service-api.md. Transport (HTTP, auth header parsing, faults) is in server.ts.
  */
 export class SimService {
   readonly options: ResolvedOptions;
@@ -150,7 +150,7 @@ export class SimService {
     return now;
   }
 
-  /** The account as GET /account shows it (api-spec.md "Account"). */
+  /** The account as GET /account shows it (docs/service-api.md "Account"). */
   account(): SimAccount {
     return {
       plan: SIMULATOR_PLAN,
@@ -202,7 +202,7 @@ export class SimService {
     const second = segments[1];
     const third = segments[2];
     if (!req.authValid) {
-      // api-spec.md "Errors": 401 body exactly success/message/errors/timestamp.
+      // docs/service-api.md "Errors": 401 body exactly success/message/errors/timestamp.
       return {
         status: 401,
         json: errorBody('Unauthorized', {}, now),
@@ -481,7 +481,7 @@ export class SimService {
   private download(rawId: string, now: number): SimResponse {
     const endpoint = 'GET /exports/:id/download';
     const record = /^\d+$/.test(rawId) ? this.jobs.exports.get(Number(rawId)) : undefined;
-    // api-spec.md "GET /exports/:id/download": 404 when unknown, still pending, or expired.
+    // docs/service-api.md "GET /exports/:id/download": 404 when unknown, still pending, or expired.
     if (!record) return { status: 404, json: errorBody('Export not found', {}, now), usage: { endpoint } };
     if (record.status !== 'completed')
       return {

@@ -1,7 +1,7 @@
 import type { Logger } from '../log/logger.js';
 
 /**
- * Canonical names of the `GET /domains` filters (PRODUCT.md "Filter names"). The same names are
+ * Canonical names of the `GET /domains` filters (docs/contract.md "Filter names"). The same names are
  * used inside an export's `filters`; the wire names can be changed with
  * {@link SimulatorOptions.queryParamNames}.
  */
@@ -61,7 +61,7 @@ export interface SimulatorOptions {
    */
   apiKeys?: string[];
   /**
-   * Also accept any key that starts with `client_` (api-spec.md "Authentication" 1), so a user
+   * Also accept any key that starts with `client_` (docs/service-api.md "Authentication"), so a user
    * can point the CLI at a local simulator with whatever key they have set. `domain-sync
    * simulate` turns this on unless `--api-key` is given; a wrong prefix is still a 401.
    * @default false
@@ -172,7 +172,7 @@ export interface FaultRule {
   afterProcessing?: boolean;
 }
 
-/** One line of the usage log (api-spec.md "Authentication" point 6). */
+/** One line of the usage log (docs/service-api.md "Authentication": every request is logged). */
 export interface UsageEntry {
   /** Time of the request (simulator clock), ISO 8601. */
   at: string;

@@ -5,14 +5,14 @@ import { setFlagsFromString } from 'node:v8';
  *
  * A sync or an export load allocates a steady stream of short-lived objects (response bodies,
  * parsed profiles, rows), and some of them live just long enough to be promoted. V8's own factor
- * lets the old generation grow up to 4× its live size before a full collection, so a heap of about
- * 40 MB of live data swung to 160 MB between collections. With a fixed ×1.6, V8 collects once the
- * old generation reaches 1.6 times what survived the previous collection.
- * Measured on a full sync of 100,000 simulator profiles with no service latency (see
- * docs/benchmarks.md): peak RSS 280–314 MB with V8's default, 209–216 MB with 60, 230 MB with 100.
- * The price is CPU for the more frequent collections, on the main, writer and V8 helper threads
- * alike: 10–24 % more CPU per profile in those runs (672 → 822 µs in the benchmark). That only
+ * lets the old generation grow up to 4× its live size before a full collection, so the heap swung
+ * between its live data and four times that between collections. With a fixed ×1.6, V8 collects
+ * once the old generation reaches 1.6 times what survived the previous collection.
+ * On a full sync of 100,000 simulator profiles with no service latency this gave a clearly lower
+ * peak RSS than V8's default, and a lower one than ×2. The price is CPU for the more frequent
+ * collections, on the main, writer and V8 helper threads alike: more CPU per profile. That only
  * slows a sync whose machine is CPU-bound; against a remote service the sync waits for the network.
+ * The sync benchmark reports the current peak RSS and CPU per profile (docs/benchmarks.md "sync").
  */
 export const HEAP_GROWING_PERCENT = 60;
 

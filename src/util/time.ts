@@ -71,7 +71,7 @@ const ISO_LIKE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:
 /**
  * Normalises an ISO 8601 timestamp with any offset spelling (`Z`, `+00:00`, `+0000`, no
  * milliseconds, more than three fraction digits) to UTC `YYYY-MM-DDTHH:MM:SS.sssZ`, so that
- * text comparison orders timestamps (PRODUCT.md, "Behaviour details").
+ * text comparison orders timestamps (docs/contract.md "Behaviour details").
  * Returns `null` when `value` is not a timestamp.
  */
 export function normalizeTimestamp(value: string): string | null {

@@ -44,15 +44,16 @@ export interface WriteParquetFileOptions {
   /**
    * Also close a row group once its buffered values are estimated at this many bytes (string
    * length plus a fixed per-value overhead), so wide tables (long JSON sections) get smaller
-   * groups instead of more memory. Peak RSS measured at roughly 10× this estimate, because
-   * hyparquet-writer makes per-value copies while encoding. Licence-like rows (~370 estimated
-   * bytes) stay at 100,000 rows per group under the default.
+   * groups instead of more memory. Peak RSS is several times this estimate, because
+   * hyparquet-writer makes per-value copies while encoding (current figures: docs/benchmarks.md
+   * "snapshot"). Licence-like rows (~370 estimated bytes) stay at 100,000 rows per group under
+   * the default.
    * @default 48 MiB
    */
   maxRowGroupBytes?: number;
   /**
    * Compression codec. SNAPPY is hyparquet-writer's built-in (pure JS); GZIP goes through
-   * `node:zlib` (about 30% smaller, about 15% slower). ZSTD would need a wasm package that the
+   * `node:zlib` (smaller files, slower to write). ZSTD would need a wasm package that the
    * project does not ship.
    * @default 'SNAPPY'
    */

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SnapshotSchemaError } from './errors.js';
 
-/** Name of the one data file in each partition (PRODUCT.md, "Snapshots"). */
+/** Name of the one data file in each partition (docs/contract.md "Snapshots"). */
 export const PART_FILE_NAME = 'part-0.parquet';
 
 /**

@@ -155,7 +155,7 @@ export interface SnapshotResult {
 
 /**
  * Writes one Parquet snapshot per table at `<dir>/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet`
- * (PRODUCT.md, "Snapshots") and records it in `<dir>/_manifests/snapshot_date=YYYY-MM-DD.json`.
+ * (docs/contract.md "Snapshots") and records it in `<dir>/_manifests/snapshot_date=YYYY-MM-DD.json`.
  *
  * - Each file appears atomically (see {@link writeParquetFile}); a second snapshot on the same
  *   date replaces the first by renaming over it, so readers see the old or the new file.

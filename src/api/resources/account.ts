@@ -5,7 +5,7 @@ import type { RequestOptions } from './domains.js';
 
 /**
  * `GET /account` (0 credits): plan and credit balance. `credits_granted` null means no quota is
- * enforced (api-spec.md "Account").
+ * enforced (docs/service-api.md "Account").
  */
 export async function getAccount(transport: ApiTransport, options: RequestOptions = {}): Promise<Account> {
   const url = transport.url('/account');

@@ -6,8 +6,8 @@ import type { CompanyResponse } from '../wire.js';
 import type { RequestOptions } from './domains.js';
 
 /**
- * Query parameters of a company endpoint. Their names and payloads are "not shown" in
- * api-spec.md ("Other operations named only in the cost list"), so they are passed through as
+ * Query parameters of a company endpoint. Their names and payloads are not described
+ * (docs/service-api.md "Company endpoints and the lobby monitor"), so they are passed through as
  * given; a list is sent as a repeated parameter under the given name.
  */
 export type CompanyParams = Readonly<Record<string, string | number | boolean | readonly string[]>>;

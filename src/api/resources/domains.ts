@@ -15,7 +15,7 @@ export interface RequestOptions {
 /** Options of {@link getDomain}. */
 export interface GetDomainOptions extends RequestOptions {
   /**
-   * Sections to include, sent as repeated `include[]` (api-spec.md "GET /domains/:domain").
+   * Sections to include, sent as repeated `include[]` (docs/service-api.md "GET /domains/:domain").
    * @default all sections (the parameter is not sent)
    */
   include?: readonly ProfileSection[] | undefined;

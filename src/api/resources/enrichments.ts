@@ -18,7 +18,7 @@ export interface StartEnrichmentParams {
   /** Domain to enrich. */
   domain: string;
   /**
-   * Enrichment strategy; allowed values are "not shown" in api-spec.md.
+   * Enrichment strategy; the allowed values are not described (docs/service-api.md).
    * @default not sent (the service's default is `full`)
    */
   strategy?: string | undefined;
@@ -39,7 +39,7 @@ export interface EnrichmentCached {
   raw: Record<string, unknown>;
 }
 
-/** A 202 answer: a run was started and billed (10 credits, api-spec.md "POST /enrichments"). */
+/** A 202 answer: a run was started and billed (10 credits, docs/service-api.md "POST /enrichments"). */
 export interface EnrichmentStarted {
   kind: 'started';
   /** `enrichment_run_id`: record it at once; it is how the run is resumed. */
@@ -57,7 +57,7 @@ export type StartEnrichmentResult = EnrichmentCached | EnrichmentStarted;
 
 /**
  * `POST /enrichments`: starts a run (10 credits) or returns the cached result (0 credits). The
- * status decides: 202 is a new run, 200 cached (api-spec.md "POST /enrichments").
+ * status decides: 202 is a new run, 200 cached (docs/service-api.md "POST /enrichments").
  *
  * Credit-costing, so never retried blindly: it is retried only after a refusal (429 other than
  * `quota_exceeded`) or a connection that was never made. An ambiguous failure (5xx, reset or
@@ -140,7 +140,10 @@ export async function getEnrichmentRun(
   return parseWire(EnrichmentRunResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }
 
-/** Whether a run reached a final state (`completed` or `failed`; api-spec.md "States"). */
+/**
+ * Whether a run reached a final state, `completed` or `failed` (docs/service-api.md "States and
+ * lifecycles").
+ */
 export function isRunSettled(run: Pick<EnrichmentRun, 'status'>): boolean {
   return run.status === 'completed' || run.status === 'failed';
 }

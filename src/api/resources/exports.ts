@@ -13,7 +13,7 @@ import { ExportCreatedResponseSchema, ExportInfoResponseSchema, parseWire } from
 import type { ExportInfo } from '../wire.js';
 import type { RequestOptions } from './domains.js';
 
-/** Export file formats (api-spec.md "POST /exports"; `json` is line-delimited). */
+/** Export file formats (docs/service-api.md "POST /exports"; `json` is line-delimited). */
 export type ExportFormat = 'csv' | 'json';
 
 /** Parameters of `createExport`. */
@@ -63,7 +63,7 @@ export interface ExportDownload {
 }
 
 /**
- * `POST /exports` (credits vary with the result count, api-spec.md "POST /exports"). Filter
+ * `POST /exports` (credits vary with the result count, docs/service-api.md "POST /exports"). Filter
  * names are mapped to wire names. Credit-costing: retried only after a refusal or a connection
  * never made; an ambiguous failure is `OutcomeUnknownError`.
  */
@@ -146,7 +146,7 @@ export async function getExport(
   return parseWire(ExportInfoResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
 }
 
-/** Export statuses treated as failed; only `completed` is shown in api-spec.md, the rest are guesses. */
+/** Export statuses treated as failed; the service documents only `completed`, so these are guesses. */
 export const FAILED_EXPORT_STATUSES: ReadonlySet<string> = new Set([
   'failed',
   'error',
@@ -163,7 +163,7 @@ export function isExportSettled(info: Pick<ExportInfo, 'status'>): boolean {
 
 /**
  * Polls an export until it is `completed` or failed-like and returns it (failed ones too). The
- * pending shape is "not shown" (api-spec.md "GET /exports/:id"): any other status counts as in
+ * pending shape is not described (docs/service-api.md "Export"): any other status counts as in
  * progress until the deadline, then `PollTimeoutError`.
  */
 export function waitForExport(

@@ -21,7 +21,7 @@ export interface ExportFlags {
 }
 
 /**
- * Parses `--fields a,b` into section names. The sections are the profile's (api-spec.md
+ * Parses `--fields a,b` into section names. The sections are the profile's (docs/service-api.md
  * "Domain profile"); an unknown name is a usage error naming the known ones, before any request.
  */
 export function parseFieldsFlag(value: string | undefined): string[] | undefined {
@@ -46,7 +46,7 @@ export function parseFieldsFlag(value: string | undefined): string[] | undefined
 
 /**
  * `domain-sync export`: see {@link exportPipeline}. Exit status: 0 done, and also when
- * `--max-credits` refused the estimate (the budget rule of PRODUCT.md "CLI"; nothing was spent
+ * `--max-credits` refused the estimate (the budget rule of docs/contract.md "Exit statuses"; nothing was spent
  * and the summary says so); 3 when the account has too few credits or the quota ran out; 1 for
  * every other failure (expired file, unknown POST outcome, bad file, failed export).
  */

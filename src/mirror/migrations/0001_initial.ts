@@ -3,8 +3,8 @@ import type { Kysely } from 'kysely';
 
 /*
  * The initial mirror schema. Frozen once merged: later changes go in a new numbered migration.
- * Migrations take Kysely<any> and import no application code (STYLE.md §8), so this file spells
- * every table, index, trigger and view out as plain SQL.
+ * Migrations take Kysely<any> and import no application code (they must not change when the code
+ * does), so this file spells every table, index, trigger and view out as plain SQL.
  *
  * Conventions (docs/schema.md):
  * - STRICT tables: a wrong type is an error at write time instead of silent affinity coercion.

@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
  */
 
 /** Creates the `locks` table. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time (STYLE.md §8)
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time
 export async function up(db: Kysely<any>): Promise<void> {
   await sql
     .raw(
@@ -29,7 +29,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 /** Drops the `locks` table. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time (STYLE.md §8)
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time
 export async function down(db: Kysely<any>): Promise<void> {
   await sql.raw('DROP TABLE IF EXISTS locks').execute(db);
 }

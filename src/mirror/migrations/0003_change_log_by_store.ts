@@ -8,8 +8,9 @@ import type { Kysely } from 'kysely';
  *
  * Why: the store already works out, for every licence and payment method, whether it was added,
  * changed, removed or restored, and the triggers made each upsert a trigger program with a
- * statement journal. Profile upserts without the triggers measured about a third less CPU. The
- * rows are the same as the triggers wrote (docs/schema.md "change_log").
+ * statement journal. Profile upserts without the triggers measured clearly less CPU (CPU per
+ * profile today: docs/benchmarks.md "sync"). The rows are the same as the triggers wrote
+ * (docs/schema.md "change_log").
  */
 
 const TRIGGERS = [
@@ -20,13 +21,13 @@ const TRIGGERS = [
 ] as const;
 
 /** Drops the history triggers of 0001_initial. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time (STYLE.md §8)
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time
 export async function up(db: Kysely<any>): Promise<void> {
   for (const trigger of TRIGGERS) await sql.raw(`DROP TRIGGER IF EXISTS ${trigger}`).execute(db);
 }
 
 /** Puts the triggers of 0001_initial back, as they were written there. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time (STYLE.md §8)
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen in time
 export async function down(db: Kysely<any>): Promise<void> {
   const tables = [
     {

@@ -5,7 +5,7 @@ import * as m0003 from './0003_change_log_by_store.js';
 
 /**
  * Every migration of the mirror, by name, in order. Listed in code (not read from a folder at
- * run time) so the built package and the tests see exactly the same set (STYLE.md §8).
+ * run time) so the built package and the tests see exactly the same set.
  */
 export const MIRROR_MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_initial': m0001,

@@ -186,7 +186,7 @@ export interface AccountSnapshotRecord {
 }
 
 /**
- * Stores a `GET /account` answer (api-spec.md "Account"). `credits_granted` null means no quota
+ * Stores a `GET /account` answer (docs/service-api.md "Account"). `credits_granted` null means no quota
  * is enforced and is stored as NULL. Returns the row id.
  */
 export function recordAccountSnapshot(

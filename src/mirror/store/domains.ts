@@ -15,13 +15,13 @@ import {
 /*
  * Domains, licences, payment methods and sections: the sync hot path. Every statement here is hand
  * SQL prepared once per Mirror and run inside one better-sqlite3 transaction per batch, because a
- * fresh kysely query per row measured about 10× slower (LIBRARIES.md §2.2). Every upsert has a
- * `WHERE <something changed>` guard so that a re-run with the same data rewrites no row. The
- * change_log rows are written here too, in the same transaction as the change they record
- * (migration 0003 replaced the triggers that wrote them before).
+ * fresh kysely query per row is many times slower (README.md "Dependencies, and why"). Every
+ * upsert has a `WHERE <something changed>` guard so that a re-run with the same data rewrites no
+ * row. The change_log rows are written here too, in the same transaction as the change they
+ * record (migration 0003 replaced the triggers that wrote them before).
  */
 
-/** The profile sections stored as JSON in `domain_sections` (fields "not shown" in api-spec.md). */
+/** The profile sections stored as JSON in `domain_sections` (fields not described, docs/service-api.md). */
 export const PROFILE_SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domains'] as const;
 
 /** Options of {@link upsertDomainSummaries}. */

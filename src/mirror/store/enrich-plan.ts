@@ -71,7 +71,7 @@ export interface RecordEnrichmentCachedOptions {
 /**
  * Records a cached 200 in one transaction: the intent becomes `cached` and the ledger gets a
  * 0-credit `enrichment_cached:<intentId>` entry. No run row: a cached answer starts no run
- * (PRODUCT.md "Behaviour details").
+ * (docs/contract.md "Behaviour details").
  */
 export function recordEnrichmentCached(mirror: Mirror, options: RecordEnrichmentCachedOptions): void {
   inTransaction(mirror, () => {
@@ -118,7 +118,7 @@ export function listRecentEnrichmentFailures(
  * The last one is a run the service started and billed whose id was lost with its answer: it
  * may still be pending, and POSTing again would start (and bill) a second run. Callers pass the
  * start of the failure back-off window, which is far longer than a run lasts (30–120 s,
- * api-spec.md). Names as stored (the requested spelling).
+ * docs/service-api.md). Names as stored (the requested spelling).
  */
 export function listBlockedEnrichmentDomains(
   mirror: Mirror,

@@ -15,7 +15,7 @@ import {
 
 /*
  * Enrichment bookkeeping for the `enrich` pipeline. A paid POST /enrichments is recorded as an
- * *intent* before it is sent (STYLE.md §6), because the service only gives a run id after it
+ * *intent* before it is sent, because the service only gives a run id after it
  * answers: if the answer is lost, the open intent is what tells the next run not to pay blindly
  * again. Runs (with the service's id) then live in `enrichment_runs`.
  */

@@ -64,9 +64,10 @@ export function loadExportRows(
   const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
   return inTransaction(mirror, () => {
     const profilesResult = upsertProfiles(mirror, profiles, options);
-    // The listing columns in one guarded UPDATE per row (the row exists now): measured about
-    // twice as fast as upsertDomainSummaries' read-then-upsert, and it leaves last_listed_at
-    // alone, because an export is not the GET /domains listing that sync's unlisting relies on.
+    // The listing columns in one guarded UPDATE per row (the row exists now): measured clearly
+    // faster than upsertDomainSummaries' read-then-upsert (load rates: docs/benchmarks.md
+    // "export"), and it leaves last_listed_at alone, because an export is not the GET /domains
+    // listing that sync's unlisting relies on.
     for (const [companyName, lastEnrichedAt, key] of listing) {
       setListing.run(companyName, lastEnrichedAt, syncedAt, key, companyName, lastEnrichedAt);
     }
@@ -146,8 +147,8 @@ export interface LearnedExportPrice {
 }
 
 /**
- * The price of one exported row learned from the exports recorded so far (api-spec.md "POST
- * /exports": the cost formula is "not shown", only that it varies with the result count), or
+ * The price of one exported row learned from the exports recorded so far (docs/service-api.md
+ * "POST /exports": the cost formula is not described, only that it varies with the result count), or
  * `undefined` when no completed export with rows and a known cost is recorded.
  */
 export function learnedExportCreditsPerRow(mirror: Mirror): LearnedExportPrice | undefined {

@@ -33,7 +33,7 @@ export interface ExportBookkeeping {
 }
 
 /**
- * Inserts or updates an export from its wire shape (api-spec.md "Export"; for the 202 answer
+ * Inserts or updates an export from its wire shape (docs/service-api.md "Export"; for the 202 answer
  * pass `{id: export_id, status: 'pending'}`) plus our bookkeeping. Values left undefined/null keep
  * the stored ones. `status` is stored as given.
  */

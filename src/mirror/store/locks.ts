@@ -64,7 +64,7 @@ export function tryAcquireLock(mirror: Mirror, options: TryAcquireLockOptions): 
   const acquire = sqlite.transaction((): TryAcquireLockResult => {
     const current = cachedStatement(mirror, 'SELECT * FROM locks WHERE name = ?').get(name) as
       LockRecord | undefined;
-    // Text comparison orders the normalised timestamps (PRODUCT.md "Behaviour details").
+    // Text comparison orders the normalised timestamps (docs/contract.md "Behaviour details").
     if (current !== undefined && current.token !== options.token && current.expires_at > now) {
       return { acquired: false, holder: current };
     }

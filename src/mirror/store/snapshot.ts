@@ -9,7 +9,7 @@ import type { Mirror } from '../database.js';
  * schema is stable and documented in docs/schema.md.
  */
 
-/** The contract tables that `snapshot` writes (PRODUCT.md "Mirror tables"). */
+/** The contract tables that `snapshot` writes (docs/contract.md "Mirror tables"). */
 export const SNAPSHOT_TABLES = [
   'domains',
   'licenses',

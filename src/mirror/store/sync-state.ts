@@ -67,7 +67,7 @@ export function getSyncState(mirror: Mirror, pipeline: string, scopeKey: string)
 
 /**
  * Saves the state of a pipeline for one scope (merge: fields left `undefined` keep their stored
- * values). Call it only after the rows the watermark covers are committed (STYLE.md §6).
+ * values). Call it only after the rows the watermark covers are committed.
  * The watermark is stored exactly as given.
  */
 export function setSyncState(mirror: Mirror, state: SetSyncStateOptions): void {

@@ -5,7 +5,7 @@ import { DomainSyncError } from '../../util/domain-sync-error.js';
 /*
  * Wire value → column value conversions shared by the stores. Every conversion that can fail
  * throws `ERR_MIRROR_INPUT` naming the field, and the stores convert a whole batch before they
- * open a transaction, so bad input never leaves a half-written mirror (PRODUCT.md "Promises").
+ * open a transaction, so bad input never leaves a half-written mirror (docs/contract.md "Promises").
  */
 
 /** Thrown for input the mirror cannot store; `field` names where it was. */

@@ -71,7 +71,7 @@ const realSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   });
 
 afterAll(() => {
-  // PRODUCT.md "Promises": the key never appears in logs or error messages.
+  // docs/contract.md "Promises": the key never appears in logs or error messages.
   expect(logger.events.length).toBeGreaterThan(50);
   expect(logger.text()).not.toContain(API_KEY);
   expect(errorsSeen.length).toBeGreaterThan(10);

@@ -8,7 +8,8 @@ import { createClient, NetworkError, OutcomeUnknownError, ProtocolError } from '
 import type { ClientOptions } from '../../../src/api/index.js';
 
 // A scripted node:http server for what the simulator does not do on purpose: exact headers,
-// odd bodies from test/fixtures/api, stalls, hostile file names (undici test/retry-handler.js style).
+// odd bodies from test/fixtures/api, stalls, hostile file names (the way undici's own retry tests
+// script failures on a real server).
 
 const KEY = 'client_transport_fixture_key_77';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

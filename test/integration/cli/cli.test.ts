@@ -13,7 +13,7 @@ function onlyJson(stdout: string): Record<string, unknown> {
   return JSON.parse(lines[0]!) as Record<string, unknown>;
 }
 
-describe('domain-sync simulate + account (issue 2 acceptance)', () => {
+describe('domain-sync simulate + account', () => {
   it('serves, and account prints the account with any client_ key; --json prints one object', async () => {
     const dir = await tempDir();
     const sim = startCliProcess(['simulate', '--port', '0', '--domains', '5000', '--seed', '1'], {

@@ -6,7 +6,7 @@ import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
 
-describe('status --json (issue 7 acceptance)', () => {
+describe('status --json', () => {
   it('reflects the runs, the credits and the locks the commands created', async () => {
     const sim = await startTestSimulator({
       domains: 60,

@@ -315,8 +315,8 @@ describe('enrich against the simulator', () => {
     );
     expect(rows).toHaveLength(3);
     for (const r of rows) expect(r.error_type).toBeTruthy();
-    // The simulator refunds failed runs ("not shown" in api-spec.md): the account says so, and
-    // the ledger follows the account rather than assuming.
+    // The simulator refunds failed runs (the service does not say; docs/service-api.md): the
+    // account says so, and the ledger follows the account rather than assuming.
     expect(result.stats.reconciliation?.explanation).toBe('failed_runs_refunded');
     expect(mirrorNumber(ctx.mirror.path, 'SELECT sum(credits) AS n FROM credit_ledger')).toBe(
       netEnrichmentCredits(sim),

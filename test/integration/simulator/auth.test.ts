@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { call } from './http.js';
 
-describe('simulator authentication (api-spec.md "Authentication")', () => {
+describe('simulator authentication (docs/service-api.md "Authentication")', () => {
   it('accepts X-API-Key and Authorization: Bearer', async () => {
     const sim = await startTestSimulator({ domains: 20 });
     expect((await call(sim, 'GET', '/account')).status).toBe(200);

@@ -129,7 +129,7 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
         expect(stats.tables[table]!.rows).toBe(rows.length);
       }
       expect(rows.length, `${table} should not be empty in the fixture`).toBeGreaterThan(0);
-      // PRODUCT.md "Promises": the API key never appears in snapshots.
+      // docs/contract.md "Promises": the API key never appears in snapshots.
       expect(JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(
         fx.sim.apiKey,
       );

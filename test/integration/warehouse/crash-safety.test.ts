@@ -1,5 +1,5 @@
 /**
- * kill -9 in the middle of a snapshot (issue 6 acceptance): no partial file is ever visible under
+ * kill -9 in the middle of a snapshot: no partial file is ever visible under
  * the final name, the `*\/*.parquet` glob ignores the leftover temporary file, and the next
  * snapshot succeeds.
  *

@@ -73,7 +73,7 @@ describe('writeSnapshot', () => {
       ['2024-05-02', 'a.example', null],
       ['2024-05-02', 'казино.рф', '2024-05-02T00:00:00.000Z'],
     ]);
-    // The contract's exact query shape (PRODUCT.md, "Snapshots").
+    // The contract's exact query shape (docs/contract.md "Snapshots").
     const counted = await duckdbQuery(
       `SELECT snapshot_date::VARCHAR AS d, count(*) AS n FROM read_parquet(${sqlString(
         `${dir}/licenses/*/*.parquet`,

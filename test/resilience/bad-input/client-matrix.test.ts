@@ -8,12 +8,12 @@ import { caseName, getAt, matrixCases, SPEC_RESOURCES } from './spec-table.js';
 import type { MatrixCase } from './spec-table.js';
 
 /*
- * The bad-input matrix at the client: every resource and field of api-spec.md × {missing, null,
+ * The bad-input matrix at the client: every resource and field of docs/service-api.md × {missing, null,
  * wrong type, unseen enum value, extra field}, served by the mutating proxy from a REAL simulator
  * answer. Each row asserts either the exact value the client hands on (tolerated) or a
  * ProtocolError whose field path is exactly the mutated field, sent once (a schema mismatch would
  * come back the same, so it is never retried). What the mirror then stores is in
- * mirror-matrix.test.ts.
+ * mirror-sync.test.ts and mirror-jobs.test.ts.
  */
 
 let main: ProxiedSimulator;

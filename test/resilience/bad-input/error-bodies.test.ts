@@ -7,7 +7,7 @@ import { EXTRA_KEY, EXTRA_VALUE, getAt, joinPath, setAt, wrongValues } from './s
 import type { FieldType } from './spec-table.js';
 
 /*
- * The bad-input matrix for the error bodies of api-spec.md "Errors": 401 (`success`, `message`,
+ * The bad-input matrix for the error bodies of docs/service-api.md "Errors": 401 (`success`, `message`,
  * `errors`, `timestamp`), 429 `quota_exceeded` (`error.code`, `error.message`, `error.details.
  * granted|used|reserved`) and 404 (envelope "not shown"). An error body is never a reason for a
  * second error: the status decides the class, and the body only adds what it can (the service's
@@ -112,7 +112,7 @@ const QUOTA = bodyCases(
   ['', 'error', 'error.details'],
 );
 
-describe('bad-input matrix: 401 body (api-spec.md "Errors")', () => {
+describe('bad-input matrix: 401 body (docs/service-api.md "Errors")', () => {
   test.each(UNAUTHORIZED.map((c) => [c.name, c] as const))('%s → AuthError, not retried', async (_n, c) => {
     let sent: unknown;
     proxied.proxy.reset();
@@ -139,7 +139,7 @@ describe('bad-input matrix: 401 body (api-spec.md "Errors")', () => {
   });
 });
 
-describe('bad-input matrix: 429 quota_exceeded body (api-spec.md "Errors")', () => {
+describe('bad-input matrix: 429 quota_exceeded body (docs/service-api.md "Errors")', () => {
   test.each(QUOTA.map((c) => [c.name, c] as const))('%s', async (_n, c) => {
     const account = noCredits.sim.control.account();
     const real = {

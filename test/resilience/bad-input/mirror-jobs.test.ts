@@ -16,7 +16,7 @@ import type { MatrixCase } from './spec-table.js';
  * 202/200 answers of POST /enrichments, enrichment runs (completed and failed shapes), the 202 of
  * POST /exports and the export itself. Tolerated rows are stored as documented; an error names
  * the field, nothing is half-written, and a paid POST whose answer cannot be read is never paid
- * again (PRODUCT.md "Promises").
+ * again (docs/contract.md "Promises").
  */
 
 let ok: ProxiedSimulator;
@@ -301,7 +301,7 @@ describe('bad-input matrix: exports through export', () => {
     expect(q(ctx.mirror.path, 'SELECT * FROM exports')).toEqual([]);
     expect(q(ctx.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
     // The service answered 202: the export exists and was paid. The same export again must not
-    // pay a second time without the user saying so (PRODUCT.md "Promises": never pay twice).
+    // pay a second time without the user saying so (docs/contract.md "Promises": never pay twice).
     ok.proxy.reset();
     const second = await exportPipeline(ctx, { filters, format: 'json' });
     expect(second.error?.code).toBe('ERR_OUTCOME_UNKNOWN');

@@ -14,7 +14,7 @@ import type { SpecResource } from './spec-table.js';
  * summary, the domain profile, its licences and payment methods × {missing, null, wrong type,
  * unseen enum value, extra field}. A tolerated row is stored as documented (null → NULL, unseen
  * enum verbatim, the whole answer in raw_profile); an error names the field, and nothing of the
- * bad entity is half-written while every other domain is mirrored (PRODUCT.md "Promises").
+ * bad entity is half-written while every other domain is mirrored (docs/contract.md "Promises").
  */
 
 const PER_PAGE = 2;

@@ -1,8 +1,8 @@
 /**
- * Every resource and field of api-spec.md ("Resources and their fields", "Endpoints"), as the
+ * Every resource and field of docs/service-api.md ("Resources and their fields", "Endpoints"), as the
  * table the bad-input matrix is generated from.
  *
- * Presence is decided from api-spec.md and PRODUCT.md, not from the client's code:
+ * Presence is decided from docs/service-api.md and docs/contract.md, not from the client's code:
  * - `required`: the field identifies the record (ids, keys such as `domain_normalized`,
  *   `jurisdiction` + `license_number`, `normalized_name`) or decides what the client does next
  *   (statuses, `poll_url`, `enrichment_run_id`, `export_id`, paging `total`/`page`/`per_page`,
@@ -13,14 +13,14 @@
  *   "present when section requested" and run/export fields are present only in some states, so
  *   those are optional too.
  * Wrong types are errors naming the field everywhere, except the four profile sections whose
- * fields are "not shown" (`any`): any JSON is kept as sent. Unseen enum values are tolerated
- * (PRODUCT.md "Parts" 1) and kept verbatim. An extra field is tolerated on every object.
+ * fields are not described (`any`): any JSON is kept as sent. Unseen enum values are tolerated
+ * (docs/service-api.md "Conventions") and kept verbatim. An extra field is tolerated on every object.
  */
 
-/** Declared type of a field (api-spec.md "Type" column). */
+/** Declared type of a field (the "type" column of docs/service-api.md). */
 export type FieldType = 'string' | 'timestamp' | 'integer' | 'boolean' | 'object' | 'array' | 'any';
 
-/** How the spec (and PRODUCT.md) treats the field's absence. */
+/** How the service's description (and docs/contract.md) treats the field's absence. */
 export type Presence = 'required' | 'nullable' | 'optional';
 
 /** One field of a resource. `path` is relative to the resource's root object. */
@@ -55,7 +55,7 @@ const PAYMENT_CATEGORIES = [
   'local_apm',
 ] as const;
 
-/** api-spec.md "Resources and their fields" + "Endpoints", success bodies. */
+/** docs/service-api.md "Resources and their fields" + "Endpoints", success bodies. */
 export const SPEC_RESOURCES: readonly SpecResource[] = [
   {
     name: 'success envelope',

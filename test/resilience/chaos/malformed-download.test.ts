@@ -6,7 +6,7 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
 
 /*
- * Regression test for a bug the chaos soak found (issue 8 item 2), fixed in pipelines/export.ts
+ * Regression test for a bug the chaos soak found, fixed in pipelines/export.ts
  * (a file whose load failed is downloaded again). Before the fix: a download answered with a malformed
  * body (200, `Content-Type: application/json`, no `Content-Disposition`, not the file) is saved
  * as the export's file with its checksum; loading it fails (ERR_EXPORT_FILE_INVALID), and every

@@ -5,14 +5,14 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
 
 /*
- * Regression test for a bug found while building the chaos soak (issue 8 item 2), fixed in
+ * Regression test for a bug found while building the chaos soak, fixed in
  * src/mirror/store/enrich-plan.ts (a reconciled-billed domain stays blocked for
  * enrich.failureBackoff). Before the fix: when the answer of a
  * billed POST /enrichments is lost, the invocation reconciles it from the account as
  * `reconciled_billed`, and that frees the domain at once. The next `enrich`, run right away
  * (as cron or an operator would after exit 1), still finds the domain stale in the mirror and
  * POSTs for it again while the first run is still pending: the service starts and bills a
- * second run. PRODUCT.md "Promises": never pay twice for the same enrichment because of a
+ * second run. docs/contract.md "Promises": never pay twice for the same enrichment because of a
  * retry, a crash or a restart.
  */
 describe('chaos: a lost, billed enrichment answer', () => {

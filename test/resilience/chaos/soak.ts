@@ -164,7 +164,7 @@ export class ChaosSoak {
         index % 2 === 0
           ? await this.cli('enrich', ['enrich', '--budget', String(budget)])
           : await this.inProcessEnrich(budget);
-      // PRODUCT.md "Promises": never more than the budget, counting requests in flight, and
+      // docs/contract.md "Promises": never more than the budget, counting requests in flight, and
       // never a POST sent twice for a domain (a lost answer is reconciled, not retried).
       const billed = inv.usage
         .filter((u) => u.endpoint === 'POST /enrichments')
@@ -389,7 +389,7 @@ export class ChaosSoak {
   ): Invocation {
     const status = String(summary.status);
     const failures = (summary.failures ?? []) as Invocation['failures'];
-    // PRODUCT.md "Exit status": 0 done, 1 failed or item failures; 2 and 3 never happen here
+    // docs/contract.md "Exit statuses": 0 done, 1 failed or item failures; 2 and 3 never happen here
     // (valid config, credits to spare, faults come before authentication).
     expect([0, 1], `${pipeline}: exit ${exitCode} (${JSON.stringify(summary.error)})`).toContain(exitCode);
     expect(exitCode, `${pipeline}: exit status vs summary`).toBe(exitCodeForOutcome(status, failures.length));

@@ -10,7 +10,7 @@ import { diffSnapshots, listFiles, query, snapshotLayout, withoutDates } from '.
 import type { TableSpec } from './mirror-checks.js';
 
 /**
- * The tables `snapshot` writes by default (PRODUCT.md "Snapshots": every mirror table), less the
+ * The tables `snapshot` writes by default (docs/contract.md "Snapshots": the contract's tables), less the
  * bookkeeping `pipeline_runs` (see below). Taken from the product's list so a new snapshot table
  * is compared too.
  */

@@ -146,7 +146,7 @@ export async function openWorkspace(scenario: CrashScenario, templateDb?: string
   const body = testConfigFile(dir, {
     ...(scenario.config ?? {}),
     // A killed process cannot release the mirror lock: the shortest lease the config allows,
-    // and a wait long enough for the next run to take it over (docs/operations.md "Crashes").
+    // and a wait long enough for the next run to take it over (docs/operations.md "The mirror lock", Crashes).
     lock: { lease: '1s', wait: '60s' },
   });
   await writeFile(configPath, JSON.stringify(body, null, 2));

@@ -69,7 +69,7 @@ export async function listFiles(dir: string): Promise<string[]> {
 /**
  * The only names a reader may ever find: export files `export-<id>[-…].csv|ndjson|json`
  * (docs/exports.md step 5), snapshot files `<table>/snapshot_date=YYYY-MM-DD/part-0.parquet` and
- * manifests `_manifests/snapshot_date=YYYY-MM-DD.json` (PRODUCT.md "Snapshots", docs/snapshots.md).
+ * manifests `_manifests/snapshot_date=YYYY-MM-DD.json` (docs/contract.md "Snapshots", docs/snapshots.md).
  * Everything else (the product's `.export-…part`, `.part-0.parquet.tmp-…`, `.….json.tmp-…`) is a
  * temporary or partial file.
  */

@@ -1,5 +1,5 @@
 /**
- * Where credentials may come from (PRODUCT.md "Environment" and "Config file": the API key is
+ * Where credentials may come from (docs/contract.md "Environment" and "Config file": the API key is
  * never read from the config file; only from `DOMAIN_SYNC_API_KEY`), and the warning about a
  * config file that others can read and that holds something key-like (src/config/load.ts).
  *

@@ -1,6 +1,7 @@
 /**
  * The export file name cannot escape `exports.dir`. The service names the file in
- * `Content-Disposition` (api-spec.md "GET /exports/:id/download"; the name itself is not shown),
+ * `Content-Disposition` (docs/service-api.md "GET /exports/:id/download"; the name itself is not
+ * described),
  * so a relay in front of the simulator, acting as the configured service, sends hostile names.
  * Every case runs the built CLI and then checks that the only new file is one regular file
  * directly inside `exports.dir`, and that everything around it is byte for byte unchanged.

@@ -1,5 +1,5 @@
 /**
- * The key is never sent to a host other than the configured service (PRODUCT.md "Behaviour
+ * The key is never sent to a host other than the configured service (docs/contract.md "Behaviour
  * details": `poll_url` and `download_url` may be paths or absolute URLs; only the base URL's
  * origin is followed, anything else is refused with a clear error and never receives the key).
  *

@@ -1,5 +1,5 @@
 /**
- * vitest global setup of the suite-wide key scan (issue 8, item 4; see `artifacts.ts`).
+ * vitest global setup of the suite-wide key scan (see `artifacts.ts`).
  *
  * Setup creates the artifact directory and exposes it to the workers in ARTIFACTS_ENV. Teardown
  * searches every kept child process output for every registered key, collects the temp dir scans, prints

@@ -24,7 +24,7 @@ interface Scenario {
   extra?: (error: ApiError) => void;
 }
 
-// undici test/errors.js style: one table of scenarios, the same assertions for each.
+// One table of scenarios, the same assertions for each (as undici's own error tests do).
 const scenarios: Scenario[] = [
   {
     name: '401 with the documented body',

@@ -37,7 +37,7 @@ describe('Ledger', () => {
     expect(ledger.available()).toBe(2_147_483_647);
   });
 
-  it('builds the quota_exceeded body exactly as api-spec.md "Errors" shows it', () => {
+  it('builds the quota_exceeded body exactly as docs/service-api.md "Errors" shows it', () => {
     const ledger = new Ledger(25);
     ledger.reserve(10);
     ledger.settle(10);

@@ -26,7 +26,7 @@ describe('snapshot layout', () => {
     expect(isSnapshotDate(value)).toBe(ok);
   });
 
-  it('builds the Hive-style paths of PRODUCT.md and the manifest path', () => {
+  it('builds the Hive-style paths of the contract and the manifest path', () => {
     expect(partitionDir('/s', 'licenses', '2024-05-01')).toBe(
       join('/s', 'licenses', 'snapshot_date=2024-05-01'),
     );
