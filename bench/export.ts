@@ -28,7 +28,7 @@ import Database from 'better-sqlite3';
 import { parse as parseCsv } from 'csv-parse';
 import { exportPipeline } from '../pipelines/export.js';
 import { loadConfig } from '../src/config/load.js';
-import { limitHeapGrowth } from '../src/util/heap-growth.js';
+import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { openMirror } from '../src/mirror/database.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
@@ -149,7 +149,9 @@ function round(n: number): number {
 
 function runChild(args: string[]): Promise<unknown> {
   const script = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...CLI_NODE_OPTIONS, script, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {

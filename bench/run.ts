@@ -174,8 +174,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               `thread ${bare.main} µs) and writes the mirror on a writer thread (${t.busiestOther} µs per profile: the ` +
               `domain row, on average 1.6 licences, 4.5 payment methods, 4 sections and their change_log rows, with ` +
               `their indexes); ${t.rest} µs go to other threads (V8's and libuv's helper threads; garbage ` +
-              'collection runs more often there because the CLI keeps each heap within 1.6× its live size to ' +
-              `hold peak RSS down: src/util/heap-growth.ts). The writer thread ` +
+              'collection runs more often there because the CLI keeps each heap within 1.6× its live size and ' +
+              `its young generation small to hold peak RSS down: src/util/heap-growth.ts). The writer thread ` +
               `caps a sync at about ${Math.round(ownCeiling)} profiles/s whatever the service; the sweep above shows ` +
               'the ratio as the service gets closer.',
           );

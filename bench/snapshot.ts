@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { limitHeapGrowth } from '../src/util/heap-growth.js';
+import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { writeParquetFile } from '../src/warehouse/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { ColumnSpec } from '../src/warehouse/index.js';
@@ -282,7 +282,7 @@ async function runChild(
   out: string,
 ): Promise<SnapshotBenchRun> {
   const script = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [script, '--child', writer, sqlitePath, out], {
+  const child = spawn(process.execPath, [...CLI_NODE_OPTIONS, script, '--child', writer, sqlitePath, out], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

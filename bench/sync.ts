@@ -18,6 +18,7 @@
  * on every request, the same for the bare loop and the sync.
  */
 import { spawn } from 'node:child_process';
+import { CLI_NODE_OPTIONS } from '../src/util/heap-growth.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +114,7 @@ function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
     const child = spawn(
       process.execPath,
       [
+        ...CLI_NODE_OPTIONS,
         ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter(Boolean) ?? []),
         join(import.meta.dirname, 'sync-child.js'),
       ],

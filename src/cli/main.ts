@@ -1,9 +1,11 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 import { setMaxListeners } from 'node:events';
 import { limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';
 
 // The only place that touches process.argv, signals and process.exit.
+// The shebang's node options are CLI_NODE_OPTIONS (src/util/heap-growth.ts), which says why; a
+// unit test keeps the two equal.
 // A heap growing factor given to node itself (`node --heap-growing-percent=N …`, 0 = V8's own
 // dynamic factor) is the operator's choice and wins over ours.
 if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();

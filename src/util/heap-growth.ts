@@ -24,3 +24,18 @@ export const HEAP_GROWING_PERCENT = 60;
 export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
   setFlagsFromString(`--heap-growing-percent=${Math.max(1, Math.trunc(percent))}`);
 }
+
+/**
+ * Node options the `domain-sync` binary starts with, from its shebang line (`src/cli/main.ts`,
+ * `#!/usr/bin/env -S node …`), because V8 reads them only when the process starts.
+ *
+ * `--max-semi-space-size=8` caps each of the young generation's two semi-spaces at 8 MB. Since
+ * Node 22, V8 sizes them from the machine's memory, and on a 24 GiB machine the sync's and the
+ * export load's stream of short-lived objects (bodies, parsed profiles, rows) grew the young
+ * generation far enough to add about 130 MB to a full sync's peak RSS. With 8 MB, scavenges come
+ * more often and cost a little CPU; the sync and export benchmarks report both
+ * (docs/benchmarks.md). The mirror writer thread gets the same kind of cap through its
+ * `resourceLimits`. Running `node dist/src/cli/main.js` bypasses the shebang and so runs with
+ * V8's defaults; the benchmarks start their stand-ins for the CLI with these options.
+ */
+export const CLI_NODE_OPTIONS: readonly string[] = Object.freeze(['--max-semi-space-size=8']);

@@ -1,5 +1,5 @@
 import { readFile, readdir, rm } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
@@ -199,7 +199,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
   for (const input of tables) {
     const path = snapshotFilePath(dir, input.table, snapshotDate);
     try {
-      await removeStaleTempFiles(partitionDir(dir, input.table, snapshotDate));
+      await removeStaleTempFiles(partitionDir(dir, input.table, snapshotDate), PART_FILE_NAME);
       const result = await writeParquetFile({
         path,
         table: input.table,
@@ -331,6 +331,8 @@ async function updateManifest(
   change: (manifest: SnapshotManifest) => void,
 ): Promise<void> {
   const path = manifestPath(dir, snapshotDate);
+  // A process killed while it wrote this manifest left its temporary file behind.
+  await removeStaleTempFiles(dirname(path), basename(path));
   let manifest: SnapshotManifest | null = null;
   try {
     manifest = await readSnapshotManifest(dir, snapshotDate);
@@ -398,17 +400,21 @@ async function applyRetention(dir: string, table: string, keep: number): Promise
   return removed;
 }
 
-/** Removes `.part-0.parquet.tmp-*` files a killed writer left behind in `partition`. */
-async function removeStaleTempFiles(partition: string): Promise<void> {
+/**
+ * Removes the `.<name>.tmp-*` files a killed writer of `<folder>/<name>` left behind (a data file
+ * of a partition, or a manifest). Only one snapshot writes a mirror's snapshots at a time (the
+ * mirror lock), so no live writer owns them.
+ */
+async function removeStaleTempFiles(folder: string, name: string): Promise<void> {
   let files: string[];
   try {
-    files = await readdir(partition);
+    files = await readdir(folder);
   } catch {
     return;
   }
-  const prefix = `.${PART_FILE_NAME}.tmp-`;
+  const prefix = `.${name}.tmp-`;
   for (const file of files) {
-    if (file.startsWith(prefix)) await rm(join(partition, file), { force: true });
+    if (file.startsWith(prefix)) await rm(join(folder, file), { force: true });
   }
 }
 

@@ -284,4 +284,19 @@ describe('writeSnapshot', () => {
       tables: { licenses: { rows: 0 } },
     });
   });
+
+  it('removes the temporary manifest file a process killed while writing the manifest left behind', async () => {
+    const dir = await tempDir();
+    const manifests = join(dir, '_manifests');
+    await mkdir(manifests, { recursive: true });
+    // What a SIGKILL between the manifest's write and its rename leaves (the crash matrix saw it).
+    await writeFile(join(manifests, '.snapshot_date=2024-05-03.json.tmp-182da5b0'), '{"format_ver');
+    // Another date's leftover is that date's to clean, on its next snapshot.
+    await writeFile(join(manifests, '.snapshot_date=2024-05-04.json.tmp-0badc0de'), '{');
+    await writeSnapshot({ dir, snapshotDate: '2024-05-03', tables: [licenses([])] });
+    expect((await readdir(manifests)).sort()).toEqual([
+      '.snapshot_date=2024-05-04.json.tmp-0badc0de',
+      'snapshot_date=2024-05-03.json',
+    ]);
+  });
 });
