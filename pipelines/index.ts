@@ -4,8 +4,8 @@
  */
 export { syncPipeline } from './sync.js';
 export type { SyncOptions, SyncStats } from './sync.js';
-export { exportPipeline } from './export.js';
-export type { ExportOptions, ExportStats } from './export.js';
+export { exportPipeline } from './export/index.js';
+export type { ExportOptions, ExportStats } from './export/index.js';
 export { enrichPipeline } from './enrich.js';
 export type { EnrichOptions, EnrichStats } from './enrich.js';
 export { snapshotPipeline } from './snapshot.js';

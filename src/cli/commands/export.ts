@@ -1,5 +1,5 @@
-import { exportPipeline } from '../../../pipelines/export.js';
-import type { ExportStats } from '../../../pipelines/export.js';
+import { exportPipeline } from '../../../pipelines/export/index.js';
+import type { ExportStats } from '../../../pipelines/export/index.js';
 import { PROFILE_SECTIONS } from '../../mirror/store/domains.js';
 import type { RunResult } from '../../runtime/run-result.js';
 import { UsageError } from '../../util/domain-sync-error.js';
