@@ -6,7 +6,7 @@ import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { RunResult } from '../src/runtime/run-result.js';
 import { DomainSyncError } from '../src/util/domain-sync-error.js';
 import { parseDuration } from '../src/util/duration.js';
-import { enrichPipeline, type EnrichOptions } from './enrich.js';
+import { enrichPipeline, type EnrichOptions } from './enrich/index.js';
 import { exportPipeline, type ExportOptions } from './export/index.js';
 import { resolveSnapshotTables, snapshotPipeline, type SnapshotOptions } from './snapshot.js';
 import { syncPipeline, type SyncOptions } from './sync.js';

@@ -5,7 +5,7 @@ import {
   readPlanInput,
   type EnrichOptions,
   type EnrichStats,
-} from '../../../pipelines/enrich.js';
+} from '../../../pipelines/enrich/index.js';
 import { openMirror } from '../../mirror/database.js';
 import type { RunResult } from '../../runtime/run-result.js';
 import { parseDuration } from '../../util/duration.js';

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { enrichPipeline } from '../../../pipelines/enrich.js';
+import { enrichPipeline } from '../../../pipelines/enrich/index.js';
 import { exitCodeForOutcome } from '../../../src/cli/exit-codes.js';
 import type { Config } from '../../../src/config/config.js';
 import { MemoryLogger } from '../../../src/log/logger.js';
