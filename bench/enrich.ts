@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { enrichPipeline } from '../pipelines/enrich.js';
+import { enrichPipeline } from '../pipelines/enrich/index.js';
 import { syncPipeline } from '../pipelines/sync.js';
 import { loadConfig } from '../src/config/load.js';
 import { openRunContext } from '../src/runtime/run-context.js';

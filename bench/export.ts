@@ -11,9 +11,10 @@
  * - The pipeline child runs `export --no-load` (create, poll, download: timed as `download`), then
  *   `export` again, which resumes the downloaded export: checksum check, validation pass and
  *   batched load (timed as `load`). `loadRowsPerSecond` is rows / load seconds.
- * - The ceiling child reads the same file, parses it (JSON.parse per line, or csv-parse) and runs
- *   one prepared `INSERT … ON CONFLICT DO UPDATE` per row into the mirror's `domains` table in
- *   2,000-row transactions: what a loader without mapping, validation or history would do.
+ * - The ceiling child reads the same file, parses it (JSON.parse per line, or the loader's own CSV
+ *   reader, `readCsvRecords`) and runs one prepared `INSERT … ON CONFLICT DO UPDATE` per row into
+ *   the mirror's `domains` table in 2,000-row transactions: what a loader without mapping,
+ *   validation or history would do.
  *
  * Run on its own after `npm run build`: `node dist/bench/export.js [rows]` prints the result as
  * JSON. `bench/run.ts` calls {@link runExportBench}.
@@ -25,8 +26,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { parse as parseCsv } from 'csv-parse';
-import { exportPipeline } from '../pipelines/export.js';
+import { exportPipeline } from '../pipelines/export/index.js';
+import { readCsvRecords } from '../pipelines/export/format.js';
 import { loadConfig } from '../src/config/load.js';
 import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { openMirror } from '../src/mirror/database.js';
@@ -284,8 +285,7 @@ async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: strin
     }
   } else {
     let header = true;
-    const parser = createReadStream(filePath).pipe(parseCsv({ bom: true }));
-    for await (const record of parser as AsyncIterable<string[]>) {
+    for await (const record of readCsvRecords(filePath)) {
       if (header) {
         header = false;
         continue;

@@ -4,10 +4,10 @@
  */
 export { syncPipeline } from './sync.js';
 export type { SyncOptions, SyncStats } from './sync.js';
-export { exportPipeline } from './export.js';
-export type { ExportOptions, ExportStats } from './export.js';
-export { enrichPipeline } from './enrich.js';
-export type { EnrichOptions, EnrichStats } from './enrich.js';
+export { exportPipeline } from './export/index.js';
+export type { ExportOptions, ExportStats } from './export/index.js';
+export { enrichPipeline } from './enrich/index.js';
+export type { EnrichOptions, EnrichStats } from './enrich/index.js';
 export { snapshotPipeline } from './snapshot.js';
 export type { SnapshotOptions, SnapshotStats } from './snapshot.js';
 export { STEP_DEFINITIONS, prepareStep } from './registry.js';

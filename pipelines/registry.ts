@@ -1,18 +1,21 @@
-import { resolve } from 'node:path';
 import type { DomainServiceApi } from '../src/api/index.js';
-import { CANONICAL_FILTERS } from '../src/config/defaults.js';
 import type { PipelineStepConfig } from '../src/config/config.js';
 import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { RunResult } from '../src/runtime/run-result.js';
 import { DomainSyncError } from '../src/util/domain-sync-error.js';
-import { parseDuration } from '../src/util/duration.js';
-import { enrichPipeline, type EnrichOptions } from './enrich.js';
-import { exportPipeline, type ExportOptions } from './export.js';
-import { resolveSnapshotTables, snapshotPipeline, type SnapshotOptions } from './snapshot.js';
+import { enrichPipeline, type EnrichOptions } from './enrich/index.js';
+import { exportPipeline, type ExportOptions } from './export/index.js';
+import { snapshotPipeline, type SnapshotOptions } from './snapshot.js';
+import {
+  normaliseStepOptions,
+  STEP_SCHEMAS,
+  stepIssueMessage,
+  type StepSchema,
+  type StepType,
+} from './step-options/index.js';
 import { syncPipeline, type SyncOptions } from './sync.js';
 
-/** A step type of a named pipeline (`pipelines.NAME.steps`, docs/contract.md "Config file"). */
-export type StepType = PipelineStepConfig['type'];
+export type { StepType };
 
 /** What a step runs with: a mirror context, plus the service client for steps that call it. */
 export type StepContext = MirrorRunContext & { api?: DomainServiceApi };
@@ -29,89 +32,38 @@ export interface PreparedStep {
   run(ctx: StepContext): Promise<RunResult<object>>;
 }
 
-type Kind =
-  'boolean' | 'positiveInt' | 'nonNegativeInt' | 'string' | 'stringList' | 'duration' | 'filters' | 'format';
-
 interface StepDefinition {
   needsApi: boolean;
-  /** Option name (as in the config file: the command's flag in camelCase) → value kind. */
-  options: Readonly<Record<string, Kind>>;
-  /** Filter names this step refuses (managed by the pipeline itself). */
-  forbiddenFilters?: readonly string[];
-  /** Extra checks and conversions; returns the pipeline's options or pushes issues. */
-  build(options: Record<string, unknown>, path: string, issues: string[]): Record<string, unknown>;
+  /** The step's options: the same schema as its command's flags (pipelines/step-options). */
+  schema: StepSchema<Record<string, unknown>>;
   run(ctx: StepContext, options: Record<string, unknown>): Promise<RunResult<object>>;
 }
 
 /**
- * The step types a named pipeline can use and the options each accepts. The option names are
- * the command's flags in camelCase (`sync --no-profiles` → `profiles: false`, `enrich
- * --stale-after 30d` → `staleAfter: "30d"`), so the README's command docs double as step docs.
+ * The step types a named pipeline can use. A step's options are its command's flags in
+ * camelCase (`sync --no-profiles` → `profiles: false`, `enrich --stale-after 30d` →
+ * `staleAfter: "30d"`), repeatable flags as lists (`--domain` → `domains`), filters as an object,
+ * and they mean exactly what the flags mean: both go through the step type's schema.
  */
 export const STEP_DEFINITIONS: Readonly<Record<StepType, StepDefinition>> = {
   sync: {
     needsApi: true,
-    options: { filters: 'filters', full: 'boolean', profiles: 'boolean', concurrency: 'positiveInt' },
-    forbiddenFilters: ['page'],
-    build: (options) => options,
+    schema: STEP_SCHEMAS.sync,
     run: (ctx, options) => syncPipeline(withApi(ctx, 'sync'), options as SyncOptions),
   },
   export: {
     needsApi: true,
-    options: {
-      filters: 'filters',
-      format: 'format',
-      fields: 'stringList',
-      maxCredits: 'nonNegativeInt',
-      load: 'boolean',
-      recreateExpired: 'boolean',
-    },
-    forbiddenFilters: ['page', 'per_page'],
-    build: (options) => options,
+    schema: STEP_SCHEMAS.export,
     run: (ctx, options) => exportPipeline(withApi(ctx, 'export'), options as ExportOptions),
   },
   enrich: {
     needsApi: true,
-    options: {
-      budget: 'nonNegativeInt',
-      staleAfter: 'duration',
-      domains: 'stringList',
-      filters: 'filters',
-      concurrency: 'positiveInt',
-      strategy: 'string',
-      wait: 'duration',
-    },
-    build: (options) => {
-      const { staleAfter, wait, ...rest } = options;
-      const built: EnrichOptions = { ...(rest as EnrichOptions) };
-      if (typeof staleAfter === 'string') built.staleAfterMs = parseDuration(staleAfter) ?? undefined;
-      if (typeof wait === 'string') built.waitMs = parseDuration(wait) ?? undefined;
-      // Same rule as the `enrich` command: --domain without --stale-after enriches only those.
-      if (built.domains !== undefined && built.domains.length > 0 && staleAfter === undefined) {
-        built.requestedOnly = true;
-      }
-      return built as Record<string, unknown>;
-    },
+    schema: STEP_SCHEMAS.enrich,
     run: (ctx, options) => enrichPipeline(withApi(ctx, 'enrich'), options as EnrichOptions),
   },
   snapshot: {
     needsApi: false,
-    options: { out: 'string', tables: 'stringList' },
-    build: (options, path, issues) => {
-      const { out, tables } = options;
-      if (Array.isArray(tables)) {
-        try {
-          resolveSnapshotTables(tables as string[]);
-        } catch (error) {
-          issues.push(`${path}.tables: ${(error as Error).message.replace(/^--tables: /, '')}`);
-        }
-      }
-      const built: SnapshotOptions = {
-        ...(typeof out === 'string' ? { outDir: resolve(out) } : {}),
-        ...(Array.isArray(tables) ? { tables: tables as string[] } : {}),
-      };
-      return built as Record<string, unknown>;
-    },
+    schema: STEP_SCHEMAS.snapshot,
     run: (ctx, options) => snapshotPipeline(ctx, options as SnapshotOptions),
   },
 };
@@ -119,29 +71,22 @@ export const STEP_DEFINITIONS: Readonly<Record<StepType, StepDefinition>> = {
 /**
  * Validates one configured step and returns it ready to run. Pushes one issue per problem to
  * `issues`, each naming the key path (`pipelines.nightly.steps[0].options.tabels: unknown
- * option (valid: out, tables)`), and returns null when there was any.
+ * option of a snapshot step (valid: out, tables)`), and returns null when there was any.
+ * Relative paths in options are resolved against `cwd`.
  */
-export function prepareStep(step: PipelineStepConfig, path: string, issues: string[]): PreparedStep | null {
+export function prepareStep(
+  step: PipelineStepConfig,
+  path: string,
+  issues: string[],
+  cwd: string = process.cwd(),
+): PreparedStep | null {
   const definition = STEP_DEFINITIONS[step.type];
-  const before = issues.length;
-  const optionsPath = `${path}.options`;
-  const checked: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(step.options)) {
-    const kind = definition.options[key];
-    if (kind === undefined) {
-      const valid = Object.keys(definition.options);
-      issues.push(
-        `${optionsPath}.${key}: unknown option of a ${step.type} step (valid: ${valid.length ? valid.join(', ') : 'none'})`,
-      );
-      continue;
-    }
-    const problem = checkKind(kind, value, definition.forbiddenFilters ?? []);
-    if (problem !== null) issues.push(`${optionsPath}.${key}: ${problem}`);
-    else checked[key] = value;
+  const result = normaliseStepOptions(definition.schema, step.options, { cwd, source: 'step' });
+  if (!result.ok) {
+    for (const issue of result.issues) issues.push(stepIssueMessage(`${path}.options`, issue));
+    return null;
   }
-  if (issues.length > before) return null;
-  const options = definition.build(checked, optionsPath, issues);
-  if (issues.length > before) return null;
+  const { options } = result;
   return {
     type: step.type,
     needsApi: definition.needsApi,
@@ -149,58 +94,6 @@ export function prepareStep(step: PipelineStepConfig, path: string, issues: stri
     options,
     run: (ctx) => definition.run(ctx, options),
   };
-}
-
-function checkKind(kind: Kind, value: unknown, forbiddenFilters: readonly string[]): string | null {
-  switch (kind) {
-    case 'boolean':
-      return typeof value === 'boolean' ? null : `expected true or false, got ${describe(value)}`;
-    case 'positiveInt':
-      return Number.isInteger(value) && (value as number) > 0
-        ? null
-        : `expected a positive whole number, got ${describe(value)}`;
-    case 'nonNegativeInt':
-      return Number.isInteger(value) && (value as number) >= 0
-        ? null
-        : `expected a whole number ≥ 0, got ${describe(value)}`;
-    case 'string':
-      return typeof value === 'string' && value !== ''
-        ? null
-        : `expected a non-empty string, got ${describe(value)}`;
-    case 'format':
-      return value === 'csv' || value === 'json' ? null : `expected "csv" or "json", got ${describe(value)}`;
-    case 'stringList':
-      return Array.isArray(value) && value.every((v) => typeof v === 'string' && v !== '')
-        ? null
-        : `expected a list of non-empty strings, got ${describe(value)}`;
-    case 'duration':
-      return typeof value === 'string' && parseDuration(value) !== null
-        ? null
-        : `expected a duration like 90s, 15m, 12h or 30d, got ${describe(value)}`;
-    case 'filters': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        return `expected an object of filter name → value, got ${describe(value)}`;
-      }
-      for (const [name, v] of Object.entries(value)) {
-        if (!(CANONICAL_FILTERS as readonly string[]).includes(name)) {
-          return `unknown filter "${name}" (known: ${CANONICAL_FILTERS.join(', ')})`;
-        }
-        if (forbiddenFilters.includes(name)) return `filter "${name}" is managed by this step`;
-        if (!['string', 'number', 'boolean'].includes(typeof v)) {
-          return `filter "${name}": expected a string, number or boolean, got ${describe(v)}`;
-        }
-      }
-      return null;
-    }
-  }
-}
-
-function describe(value: unknown): string {
-  return value === null
-    ? 'null'
-    : Array.isArray(value)
-      ? 'a list'
-      : `${typeof value} ${JSON.stringify(value)}`;
 }
 
 function withApi<Ctx extends StepContext>(ctx: Ctx, step: StepType): Ctx & { api: DomainServiceApi } {

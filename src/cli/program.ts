@@ -7,7 +7,7 @@ import type { CliIo } from './output.js';
 
 /** A command's action: lazily imported, given the context and its own parsed options. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command declares its own flag type
-type Action = (ctx: CommandContext, options: any, args: string[]) => Promise<CommandResult>;
+export type Action = (ctx: CommandContext, options: any, args: string[]) => Promise<CommandResult>;
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
@@ -79,6 +79,41 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     });
   };
 
+  declareCommands(program, register);
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      ) {
+        return EXIT.OK;
+      }
+      if (jsonRequested) {
+        io.stdout.write(
+          `${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: usageSafe(error.message) } })}\n`,
+        );
+      }
+      return EXIT.USAGE;
+    }
+    exitCode = exitCodeForError(error);
+    reportError(error, io, ctx, jsonRequested, exitCode);
+  }
+  return exitCode;
+}
+
+/** Registers a command's action: how to load it once commander parsed its flags. */
+export type RegisterCommand = (command: Command, load: () => Promise<Action>) => void;
+
+/**
+ * Declares every command and its flags on `program`, and hands each to `register` with the loader
+ * of its action. The table test of the step options (test/unit/cli/step-options.test.ts) parses
+ * argv with these same declarations.
+ */
+export function declareCommands(program: Command, register: RegisterCommand): void {
   register(
     program
       .command('sync')
@@ -213,29 +248,6 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
       ),
     async () => (await import('./commands/simulate.js')).simulateCommand as Action,
   );
-
-  try {
-    await program.parseAsync([...argv], { from: 'user' });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (
-        error.code === 'commander.helpDisplayed' ||
-        error.code === 'commander.version' ||
-        error.code === 'commander.help'
-      ) {
-        return EXIT.OK;
-      }
-      if (jsonRequested) {
-        io.stdout.write(
-          `${JSON.stringify({ ok: false, exitCode: EXIT.USAGE, error: { code: 'ERR_USAGE', message: usageSafe(error.message) } })}\n`,
-        );
-      }
-      return EXIT.USAGE;
-    }
-    exitCode = exitCodeForError(error);
-    reportError(error, io, ctx, jsonRequested, exitCode);
-  }
-  return exitCode;
 }
 
 /**

@@ -1,21 +1,20 @@
 import {
-  ENRICH_FILTERS,
   enrichPipeline,
   planEnrichment,
   readPlanInput,
   type EnrichOptions,
   type EnrichStats,
-} from '../../../pipelines/enrich.js';
+} from '../../../pipelines/enrich/index.js';
+import { ENRICH_SCHEMA } from '../../../pipelines/step-options/index.js';
 import { openMirror } from '../../mirror/database.js';
 import type { RunResult } from '../../runtime/run-result.js';
-import { parseDuration } from '../../util/duration.js';
-import { UsageError } from '../../util/domain-sync-error.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
-import { parseFilterFlags } from '../filters.js';
 import { openServices } from '../services.js';
+import { optionsFromFlags } from '../step-flags.js';
 
-interface EnrichFlags {
+/** Flags of `enrich` as commander hands them over (see program.ts). */
+export interface EnrichFlags {
   budget?: number;
   staleAfter?: string;
   domain?: string[];
@@ -26,45 +25,22 @@ interface EnrichFlags {
   dryRun?: boolean;
 }
 
-function durationFlag(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = parseDuration(value);
-  if (ms === null)
-    throw new UsageError(`${flag} "${value}": expected a duration such as 90s, 15m, 12h or 30d`);
-  return ms;
+/**
+ * The enrich pipeline's options from `enrich`'s flags: what an enrich step's options would mean.
+ * `--dry-run` is not among them: it is what the command does with them.
+ */
+export function enrichOptionsFromFlags(flags: EnrichFlags, cwd: string): EnrichOptions {
+  return optionsFromFlags(ENRICH_SCHEMA, { ...flags }, cwd);
 }
 
 /**
- * `domain-sync enrich`: see {@link enrichPipeline}. `--dry-run` reads only the mirror (no API key
- * needed) and prints the plan: how many domains, the worst-case credits (10 each) and the budget.
+ * `domain-sync enrich`: see {@link enrichPipeline}. The flags mean what an enrich step's options
+ * mean: `--domain` alone enriches just those domains, and with `--stale-after` or `--filter` also
+ * the stale domains they select. `--dry-run` reads only the mirror (no API key needed) and
+ * prints the plan: how many domains, the worst-case credits (10 each) and the budget.
  */
 export async function enrichCommand(ctx: CommandContext, flags: EnrichFlags): Promise<CommandResult> {
-  const filters = parseFilterFlags(flags.filter, { forbid: ['page', 'per_page'] });
-  // The selection reads the mirror, which holds licences and payment methods only: other
-  // filters are a usage error (exit 2) here rather than a failed run later.
-  for (const name of Object.keys(filters)) {
-    if (!(ENRICH_FILTERS as readonly string[]).includes(name)) {
-      throw new UsageError(`--filter ${name}: enrich understands only ${ENRICH_FILTERS.join(', ')}`);
-    }
-  }
-  const staleAfterMs = durationFlag('--stale-after', flags.staleAfter);
-  const waitMs = durationFlag('--wait', flags.wait);
-  if (flags.strategy !== undefined && flags.strategy.trim() === '')
-    throw new UsageError('--strategy: empty value');
-  const domains = (flags.domain ?? []).map((d) => d.trim()).filter((d) => d !== '');
-  const options: EnrichOptions = {
-    filters,
-    domains,
-    // `--domain` alone enriches just those domains; add --stale-after or --filter to also
-    // take stale ones.
-    requestedOnly: domains.length > 0 && flags.staleAfter === undefined && Object.keys(filters).length === 0,
-    ...(flags.budget === undefined ? {} : { budget: flags.budget }),
-    ...(staleAfterMs === undefined ? {} : { staleAfterMs }),
-    ...(waitMs === undefined ? {} : { waitMs }),
-    ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
-    ...(flags.strategy === undefined ? {} : { strategy: flags.strategy }),
-  };
-
+  const options = enrichOptionsFromFlags(flags, ctx.io.cwd);
   if (flags.dryRun === true) return dryRun(ctx, options);
 
   const services = await openServices(ctx, true);

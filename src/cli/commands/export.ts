@@ -1,12 +1,11 @@
-import { exportPipeline } from '../../../pipelines/export.js';
-import type { ExportStats } from '../../../pipelines/export.js';
-import { PROFILE_SECTIONS } from '../../mirror/store/domains.js';
+import { exportPipeline } from '../../../pipelines/export/index.js';
+import type { ExportOptions, ExportStats } from '../../../pipelines/export/index.js';
+import { EXPORT_SCHEMA } from '../../../pipelines/step-options/index.js';
 import type { RunResult } from '../../runtime/run-result.js';
-import { UsageError } from '../../util/domain-sync-error.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
-import { parseFilterFlags } from '../filters.js';
 import { openServices } from '../services.js';
+import { optionsFromFlags } from '../step-flags.js';
 
 /** Flags of `export` as commander hands them over (see program.ts). */
 export interface ExportFlags {
@@ -20,55 +19,27 @@ export interface ExportFlags {
   forgetUnknown?: boolean;
 }
 
-/**
- * Parses `--fields a,b` into section names. The sections are the profile's (docs/service-api.md
- * "Domain profile"); an unknown name is a usage error naming the known ones, before any request.
- */
-export function parseFieldsFlag(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
-  const fields = value
-    .split(',')
-    .map((f) => f.trim())
-    .filter((f) => f !== '');
-  for (const field of fields) {
-    if (
-      !(PROFILE_SECTIONS as readonly string[]).includes(field) &&
-      field !== 'licenses' &&
-      field !== 'payment_methods'
-    ) {
-      throw new UsageError(
-        `--fields: unknown section "${field}" (known: licenses, payment_methods, ${PROFILE_SECTIONS.join(', ')})`,
-      );
-    }
-  }
-  return fields;
+/** The export pipeline's options from `export`'s flags: what an export step's options would mean. */
+export function exportOptionsFromFlags(flags: ExportFlags, cwd: string): ExportOptions {
+  return optionsFromFlags(EXPORT_SCHEMA, { ...flags }, cwd);
 }
 
 /**
  * `domain-sync export`: see {@link exportPipeline}. Exit status: 0 done, and also when
- * `--max-credits` refused the estimate (the budget rule of docs/contract.md "Exit statuses"; nothing was spent
+ * `--max-credits` refused the estimate (the budget rule of docs/contract.md "CLI"; nothing was spent
  * and the summary says so); 3 when the account has too few credits or the quota ran out; 1 for
  * every other failure (expired file, unknown POST outcome, bad file, failed export).
  */
 export async function exportCommand(ctx: CommandContext, flags: ExportFlags): Promise<CommandResult> {
-  const filters = parseFilterFlags(flags.filter, { forbid: ['page', 'per_page'] });
-  const fields = parseFieldsFlag(flags.fields);
+  const options = exportOptionsFromFlags(flags, ctx.io.cwd);
   const services = await openServices(ctx, true);
   try {
-    const result = await exportPipeline(services, {
-      filters,
-      format: flags.format ?? 'csv',
-      fields,
-      maxCredits: flags.maxCredits,
-      load: flags.load !== false,
-      recreateExpired: flags.recreateExpired === true,
-      forgetUnknown: flags.forgetUnknown === true,
-    });
+    const result = await exportPipeline(services, options);
     services.progress.stop();
     return {
       exitCode: exitCodeForOutcome(result.status, result.failures.length),
       summary: { ...result, mirror: services.mirror.path },
-      human: humanLines(result, services.mirror.path, flags.load !== false),
+      human: humanLines(result, services.mirror.path, options.load !== false),
     };
   } finally {
     await services.close();

@@ -1,27 +1,32 @@
-import { resolve } from 'node:path';
-import { resolveSnapshotTables, snapshotPipeline } from '../../../pipelines/snapshot.js';
+import { snapshotPipeline, type SnapshotOptions } from '../../../pipelines/snapshot.js';
+import { SNAPSHOT_SCHEMA } from '../../../pipelines/step-options/index.js';
 import { openMirror } from '../../mirror/database.js';
 import type { MirrorRunContext } from '../../runtime/run.js';
-import { UsageError } from '../../util/domain-sync-error.js';
 import { systemClock } from '../../util/time.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
+import { optionsFromFlags } from '../step-flags.js';
 
-interface SnapshotFlags {
+/** Flags of `snapshot` as commander hands them over (see program.ts). */
+export interface SnapshotFlags {
   out?: string;
   tables?: string;
 }
 
+/** The snapshot pipeline's options from `snapshot`'s flags: what a snapshot step's options would mean. */
+export function snapshotOptionsFromFlags(flags: SnapshotFlags, cwd: string): SnapshotOptions {
+  return optionsFromFlags(SNAPSHOT_SCHEMA, { ...flags }, cwd);
+}
+
 /**
  * `domain-sync snapshot [--out DIR] [--tables a,b]`: see {@link snapshotPipeline}.
- * Opens only the mirror: no API key or base URL is needed. `--out` is resolved against the
- * working directory; an unknown or empty `--tables` is exit 2 before the mirror is opened.
+ * Opens only the mirror: no API key or base URL is needed. The flags mean what a snapshot step's
+ * options mean: `--out` is resolved against the working directory (default `snapshots.dir`); an
+ * unknown or empty `--tables` is exit 2 before the mirror is opened.
  */
 export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags): Promise<CommandResult> {
-  const tables = flags.tables === undefined ? undefined : parseTablesFlag(flags.tables);
-  resolveSnapshotTables(tables);
+  const options = snapshotOptionsFromFlags(flags, ctx.io.cwd);
   const config = ctx.config;
-  const outDir = flags.out === undefined ? config.snapshots.dir : resolve(ctx.io.cwd, flags.out);
   const mirror = await openMirror(config.database.path, { logger: ctx.logger });
   const progress = ctx.output.progress();
   try {
@@ -33,7 +38,7 @@ export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags)
       progress,
       clock: systemClock,
     };
-    const result = await snapshotPipeline(runCtx, { outDir, ...(tables ? { tables } : {}) });
+    const result = await snapshotPipeline(runCtx, options);
     const s = result.stats;
     const written = Object.entries(s.tables);
     const width = Math.max(0, ...written.map(([table]) => table.length));
@@ -58,16 +63,6 @@ export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags)
     progress.stop();
     await mirror.close();
   }
-}
-
-/** `a,b` → `['a', 'b']`; blanks around names are ignored, an empty list is a usage error. */
-function parseTablesFlag(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  if (names.length === 0) throw new UsageError('--tables: expected a comma-separated list of table names');
-  return names;
 }
 
 function formatBytes(bytes: number): string {

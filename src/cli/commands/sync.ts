@@ -1,27 +1,29 @@
-import { syncPipeline } from '../../../pipelines/sync.js';
+import { SYNC_SCHEMA } from '../../../pipelines/step-options/index.js';
+import { syncPipeline, type SyncOptions } from '../../../pipelines/sync.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
-import { parseFilterFlags } from '../filters.js';
 import { openServices } from '../services.js';
+import { optionsFromFlags } from '../step-flags.js';
 
-interface SyncFlags {
+/** Flags of `sync` as commander hands them over (see program.ts). */
+export interface SyncFlags {
   filter?: string[];
   full?: boolean;
   profiles?: boolean;
   concurrency?: number;
 }
 
+/** The sync pipeline's options from `sync`'s flags: what a sync step's options would mean. */
+export function syncOptionsFromFlags(flags: SyncFlags, cwd: string): SyncOptions {
+  return optionsFromFlags(SYNC_SCHEMA, { ...flags }, cwd);
+}
+
 /** `domain-sync sync`: see {@link syncPipeline}. */
 export async function syncCommand(ctx: CommandContext, flags: SyncFlags): Promise<CommandResult> {
-  const filters = parseFilterFlags(flags.filter, { forbid: ['page'] });
+  const options = syncOptionsFromFlags(flags, ctx.io.cwd);
   const services = await openServices(ctx, true);
   try {
-    const result = await syncPipeline(services, {
-      filters,
-      full: flags.full === true,
-      profiles: flags.profiles !== false,
-      ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
-    });
+    const result = await syncPipeline(services, options);
     services.progress.stop();
     const s = result.stats;
     const human = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enrichPipeline } from '../../../pipelines/enrich.js';
+import { enrichPipeline } from '../../../pipelines/enrich/index.js';
 import { runCliProcess, startCliProcess } from '../../helpers/cli.js';
 import { queryMirror } from '../../helpers/mirror-truth.js';
 import {

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportPipeline } from '../../../pipelines/export.js';
-import type { ExportOptions } from '../../../pipelines/export.js';
+import { exportPipeline } from '../../../pipelines/export/index.js';
+import type { ExportOptions } from '../../../pipelines/export/index.js';
 import { getExport as getStoredExport } from '../../../src/mirror/store/exports.js';
 import type { OwnedRunContext } from '../../../src/runtime/run-context.js';
 import type { RunningSimulator, SimulatorOptions } from '../../../src/simulator/index.js';

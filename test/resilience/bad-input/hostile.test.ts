@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { exportPipeline } from '../../../pipelines/export.js';
+import { exportPipeline } from '../../../pipelines/export/index.js';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import { BadRequestError, ProtocolError } from '../../../src/api/index.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';

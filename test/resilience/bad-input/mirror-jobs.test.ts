@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { enrichPipeline } from '../../../pipelines/enrich.js';
-import { exportPipeline } from '../../../pipelines/export.js';
+import { enrichPipeline } from '../../../pipelines/enrich/index.js';
+import { exportPipeline } from '../../../pipelines/export/index.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import { queryMirror } from '../../helpers/mirror-truth.js';
 import { openTestContext } from '../../helpers/test-context.js';

@@ -6,13 +6,13 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
 
 /*
- * Regression test for a bug the chaos soak found, fixed in pipelines/export.ts
- * (a file whose load failed is downloaded again). Before the fix: a download answered with a malformed
- * body (200, `Content-Type: application/json`, no `Content-Disposition`, not the file) is saved
- * as the export's file with its checksum; loading it fails (ERR_EXPORT_FILE_INVALID), and every
- * later run loads the same saved file again instead of downloading it again, although the export
- * has not expired. The paid export never reached the mirror without a manual step (deleting the
- * file).
+ * Regression test for a bug the chaos soak found, fixed in
+ * pipelines/export/transfer.ts, verifiedFile (a file whose load failed is downloaded again).
+ * Before the fix: a download answered with a malformed body (200, `Content-Type:
+ * application/json`, no `Content-Disposition`, not the file) is saved as the export's file with
+ * its checksum; loading it fails (ERR_EXPORT_FILE_INVALID), and every later run loads the same
+ * saved file again instead of downloading it again, although the export has not expired. The
+ * paid export never reached the mirror without a manual step (deleting the file).
  */
 describe('chaos: a malformed export download', () => {
   it('is downloaded again and loaded by a later run, without paying again', async () => {

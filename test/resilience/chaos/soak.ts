@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { enrichPipeline } from '../../../pipelines/enrich.js';
+import { enrichPipeline } from '../../../pipelines/enrich/index.js';
 import { exitCodeForOutcome } from '../../../src/cli/exit-codes.js';
 import type { Config } from '../../../src/config/config.js';
 import { MemoryLogger } from '../../../src/log/logger.js';
@@ -12,38 +12,9 @@ import { runCliProcess } from '../../helpers/cli.js';
 import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 import { STATUS_LABELS } from './fault-mix.js';
+import type { Invocation, SoakCounts } from './soak-types.js';
 
-/** One pipeline invocation of the soak, with the slice of the simulator's logs it produced. */
-export interface Invocation {
-  pipeline: string;
-  via: 'cli' | 'in-process';
-  exitCode: number;
-  status: string;
-  error: { code: string; message: string } | undefined;
-  failures: Array<{ item: string; code: string; message: string }>;
-  stats: Record<string, unknown>;
-  /** Usage entries of this invocation (the simulator's log between its start and end). */
-  usage: UsageEntry[];
-  /** Domains of the `POST /enrichments` requests it sent, faulted or not. */
-  enrichmentPostDomains: string[];
-  /** `POST /exports` requests it sent, faulted or not. */
-  exportPosts: number;
-}
-
-/** Counts of one soak, printed as its summary line. */
-export interface SoakCounts {
-  rounds: number;
-  invocations: Record<string, number>;
-  /** Invocations that ended non-zero (or `failed`) and were run again. */
-  reruns: Record<string, number>;
-  /** Enrich invocations that ended with item failures (a failed run, an unknown outcome): not rerun. */
-  enrichItemFailures: number;
-  /** `--forget-unknown` given after the product refused because a lost POST /exports was billed. */
-  exportOverrides: number;
-  mutations: number;
-  /** Wall time spent in each pipeline's invocations, ms. */
-  pipelineWallMs: Record<string, number>;
-}
+export type { Invocation, SoakCounts } from './soak-types.js';
 
 const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 

@@ -39,7 +39,8 @@ const CATALOGUE_SEED = 8;
 
 /**
  * How far "later" a later run is: beyond the 10 minutes after which an unresolved enrichment
- * intent is checked against the domain's profile (pipelines/enrich.ts DEFAULT_INTENT_LAPSE_MS).
+ * intent is checked against the domain's profile (DEFAULT_INTENT_LAPSE_MS in
+ * pipelines/enrich/options.ts).
  */
 export const LATER_MS = 11 * 60_000;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planEnrichment, type PlanCandidate, type PlanInput } from '../../../pipelines/enrich.js';
+import { planEnrichment, type PlanCandidate, type PlanInput } from '../../../pipelines/enrich/index.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00.000Z');
 const DAY = 86_400_000;

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { estimateExportCredits, exportParamsHash, readExportRows } from '../../../pipelines/export.js';
+import { estimateExportCredits, exportParamsHash, readExportRows } from '../../../pipelines/export/index.js';
 import type { ExportRowInput } from '../../../src/mirror/store/export-load.js';
 import { checkExportRow } from '../../../src/mirror/store/export-load.js';
 

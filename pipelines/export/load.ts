@@ -1,0 +1,137 @@
+import { rm } from 'node:fs/promises';
+import { redactText } from '../../src/log/redact.js';
+import { withBackgroundCheckpoints } from '../../src/mirror/checkpointer.js';
+import {
+  checkExportRow,
+  exportFilesToRemove,
+  loadExportRows,
+  markExportFileRemoved,
+  setExportDownloadStatus,
+} from '../../src/mirror/store/export-load.js';
+import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
+import { markExportLoaded } from '../../src/mirror/store/exports.js';
+import type { ExportRecord } from '../../src/mirror/store/exports.js';
+import { errorCode } from '../../src/runtime/run.js';
+import { AbortedError } from '../../src/util/domain-sync-error.js';
+import { isoFromMs } from '../../src/util/time.js';
+import { ExportError } from './errors.js';
+import { fileFormat, readExportRows } from './format.js';
+import type { ExportScope } from './types.js';
+
+/*
+ * Loading a downloaded export file into the mirror, in two passes. Pass 1 validates every row and
+ * writes nothing, so a bad file never touches the mirror. Pass 2 upserts in batches, one
+ * transaction each: a crash leaves whole rows only, and the next run loads the same file again
+ * (the load is idempotent).
+ */
+
+/** Validates the file of `record`, then loads it in batches of `batchSize` rows. */
+export async function loadExportFile(
+  scope: ExportScope,
+  record: ExportRecord,
+  batchSize: number,
+): Promise<void> {
+  const { ctx, stats } = scope;
+  const path = record.file_path!;
+  const format = fileFormat(record.format, path);
+  setExportDownloadStatus(ctx.mirror, record.id, {
+    downloadStatus: 'loading',
+    error: null,
+    at: scope.now(),
+  });
+  let rows = 0;
+  try {
+    const validateTask = ctx.progress.task(`validate export ${record.id}`, record.total_rows ?? 0, 'rows');
+    const unknown = new Set<string>();
+    for await (const { row, where } of readExportRows(path, format, { unknownColumns: unknown })) {
+      checkExportRow(row, where);
+      rows += 1;
+      if ((rows & 1023) === 0) {
+        validateTask.increment(1024);
+        scope.progressLog('export validation progress', { exportId: record.id, rows });
+        if (ctx.signal.aborted) throw new AbortedError();
+      }
+    }
+    validateTask.done();
+    if (rows === 0 && (record.total_rows ?? 0) > 0) {
+      throw new ExportError(
+        'ERR_EXPORT_FILE_INVALID',
+        `${path}: the file has no rows but export ${record.id} has total_rows ${record.total_rows}; nothing was loaded`,
+      );
+    }
+    stats.rowsValidated = rows;
+    stats.unknownColumns = [...unknown];
+    if (unknown.size > 0)
+      ctx.logger.info('export file has unmapped columns; kept in raw_profile', {
+        columns: stats.unknownColumns,
+      });
+  } catch (error) {
+    if (error instanceof AbortedError) throw error;
+    const code = errorCode(error);
+    const wrapped =
+      code === 'ERR_EXPORT_LAYOUT' || code === 'ERR_EXPORT_FILE_INVALID'
+        ? (error as ExportError)
+        : new ExportError(
+            'ERR_EXPORT_FILE_INVALID',
+            `${path}: ${redactText((error as Error).message)}; nothing was loaded`,
+            {
+              cause: error,
+            },
+          );
+    setExportDownloadStatus(ctx.mirror, record.id, {
+      downloadStatus: 'load_failed',
+      error: wrapped.message,
+      at: scope.now(),
+    });
+    throw wrapped;
+  }
+
+  const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');
+  const syncedAt = scope.now();
+  let batch: ExportRowInput[] = [];
+  let loaded = 0;
+  const flush = (): void => {
+    loadExportRows(ctx.mirror, batch, { syncedAt });
+    loaded += batch.length;
+    loadTask.increment(batch.length);
+    batch = [];
+    scope.progressLog('export load progress', { exportId: record.id, rows: loaded, of: rows });
+  };
+  // Bulk write: WAL checkpoints move to a worker thread (src/mirror/checkpointer.ts).
+  await withBackgroundCheckpoints(ctx.mirror, async () => {
+    for await (const { row } of readExportRows(path, format)) {
+      batch.push(row);
+      if (batch.length >= batchSize) {
+        flush();
+        // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
+        if (ctx.signal.aborted) throw new AbortedError();
+      }
+    }
+    if (batch.length > 0) flush();
+  });
+  loadTask.done();
+  stats.rowsLoaded = loaded;
+  markExportLoaded(ctx.mirror, record.id, { loadedAt: scope.now(), rowsLoaded: loaded, filePath: path });
+  setExportDownloadStatus(ctx.mirror, record.id, { downloadStatus: 'loaded', error: null, at: scope.now() });
+  ctx.logger.info('export loaded', { exportId: record.id, rows: loaded });
+}
+
+/** Deletes files of loaded exports whose `expires_at` is older than `exports.retention`. */
+export async function applyRetention(scope: ExportScope): Promise<void> {
+  const { ctx, stats } = scope;
+  try {
+    const expiredBefore = isoFromMs(ctx.clock() - ctx.config.exports.retentionMs);
+    for (const file of exportFilesToRemove(ctx.mirror, { expiredBefore })) {
+      await rm(file.file_path, { force: true });
+      markExportFileRemoved(ctx.mirror, file.id, { at: scope.now() });
+      stats.filesRemoved += 1;
+      ctx.logger.info('old export file removed (exports.retention)', {
+        exportId: file.id,
+        file: file.file_path,
+      });
+    }
+  } catch (error) {
+    // Housekeeping must not turn a good run into a failed one.
+    ctx.logger.warn('export file retention failed', { error: redactText((error as Error).message) });
+  }
+}

@@ -1,0 +1,98 @@
+import type { ExportFormat } from '../../src/api/index.js';
+import type { RunContext } from '../../src/runtime/run-context.js';
+
+/** Options of the export pipeline (`exportPipeline`); the CLI maps `export`'s flags onto these. */
+export interface ExportOptions {
+  /** Canonical filter name → value (`--filter`); `page` and `per_page` are not allowed. @default {} */
+  filters?: Readonly<Record<string, string | number | boolean>>;
+  /** File format (`json` is line-delimited). @default 'csv' */
+  format?: ExportFormat;
+  /** Sections to include (`fields[]`). @default undefined (not sent: all sections) */
+  fields?: readonly string[] | undefined;
+  /** Refuse (status `budget_reached`) when the estimated cost is higher. @default no limit */
+  maxCredits?: number | undefined;
+  /** Load the file into the mirror; false only downloads it. @default true */
+  load?: boolean;
+  /** When the unfinished export's file has expired, pay for a new one. @default false */
+  recreateExpired?: boolean;
+  /**
+   * Create a new export even though an earlier POST with the same parameters has an unknown
+   * outcome and the account shows credits spent since (it may have been billed). @default false
+   */
+  forgetUnknown?: boolean;
+  /** Rows per mirror transaction. @default 2000 */
+  batchSize?: number;
+  /** Attempts of a download that breaks off (downloads are free). @default 5 */
+  downloadAttempts?: number;
+}
+
+/** Counts and facts of one export run, stored in `pipeline_runs.stats` and printed. */
+export interface ExportStats {
+  exportId: number | null;
+  /** `created`, `resumed`, or `none` (refused before creating). */
+  mode: 'created' | 'resumed' | 'none';
+  format: ExportFormat;
+  paramsHash: string;
+  /** `total` of `GET /domains` with the export's filters (0 credits). */
+  matchingDomains: number | null;
+  creditsPerRow: number | null;
+  /** Where the per-row price came from: `learned` (from N past exports) or `guess` (config). */
+  priceSource: string | null;
+  estimatedCredits: number | null;
+  availableCredits: number | null;
+  creditsUsed: number | null;
+  /** `creditsUsed − estimatedCredits`, once both are known. */
+  estimateError: number | null;
+  status: string | null;
+  totalRows: number | null;
+  polls: number;
+  downloadAttempts: number;
+  filePath: string | null;
+  bytes: number | null;
+  sha256: string | null;
+  rowsValidated: number;
+  rowsLoaded: number;
+  /** Columns (or NDJSON keys) we do not map, kept in `domains.raw_profile`. */
+  unknownColumns: string[];
+  filesRemoved: number;
+}
+
+/** A fresh {@link ExportStats}: nothing done yet. */
+export function newExportStats(format: ExportFormat, paramsHash: string): ExportStats {
+  return {
+    exportId: null,
+    mode: 'none',
+    format,
+    paramsHash,
+    matchingDomains: null,
+    creditsPerRow: null,
+    priceSource: null,
+    estimatedCredits: null,
+    availableCredits: null,
+    creditsUsed: null,
+    estimateError: null,
+    status: null,
+    totalRows: null,
+    polls: 0,
+    downloadAttempts: 0,
+    filePath: null,
+    bytes: null,
+    sha256: null,
+    rowsValidated: 0,
+    rowsLoaded: 0,
+    unknownColumns: [],
+    filesRemoved: 0,
+  };
+}
+
+/** What the parts of one export run (run, transfer, load, retention) share. */
+export interface ExportScope {
+  readonly ctx: RunContext;
+  /** This run's `pipeline_runs.id`. */
+  readonly runId: number;
+  readonly stats: ExportStats;
+  /** Our clock, as ISO text. */
+  now(): string;
+  /** An info line at most every few seconds: progress of long polls, downloads and loads. */
+  progressLog(message: string, fields: Record<string, unknown>): void;
+}
