@@ -8,6 +8,7 @@ export * from './store/runs.js';
 export * from './store/sync-state.js';
 export * from './store/credits.js';
 export * from './store/enrichment.js';
+export * from './store/enrich-plan.js';
 export * from './store/exports.js';
 export * from './store/status.js';
 export * from './store/snapshot.js';

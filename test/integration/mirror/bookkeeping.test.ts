@@ -15,9 +15,9 @@ import {
   listPendingEnrichmentRuns,
   recordEnrichmentIntent,
   resolveEnrichmentIntent,
-  selectStaleDomains,
   upsertEnrichmentRun,
 } from '../../../src/mirror/store/enrichment.js';
+import { selectStaleDomains } from '../../../src/mirror/store/enrich-plan.js';
 import {
   findUnfinishedExport,
   getExport,
