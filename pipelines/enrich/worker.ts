@@ -1,7 +1,7 @@
 import type { EnrichmentRun } from '../../src/api/index.js';
 import type { QuotaExceededError } from '../../src/api/errors.js';
 import { redactText } from '../../src/log/redact.js';
-import { upsertProfiles } from '../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../src/mirror/store/profiles.js';
 import {
   recordEnrichmentCached,
   recordEnrichmentIntent,

@@ -4,6 +4,7 @@ export type * from './schema.js';
 export type * from './inputs.js';
 export { MirrorInputError } from './store/values.js';
 export * from './store/domains.js';
+export * from './store/profiles.js';
 export * from './store/runs.js';
 export * from './store/sync-state.js';
 export * from './store/credits.js';

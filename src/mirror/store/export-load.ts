@@ -1,8 +1,8 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
-import { upsertProfiles } from './domains.js';
-import type { UpsertProfilesResult } from './domains.js';
+import { upsertProfiles } from './profiles.js';
+import type { UpsertProfilesResult } from './profiles.js';
 import {
   booleanColumn,
   integerColumn,

@@ -8,7 +8,8 @@ import {
   recordAccountSnapshot,
   recordCredits,
 } from '../../../src/mirror/store/credits.js';
-import { upsertDomainSummaries, upsertProfiles } from '../../../src/mirror/store/domains.js';
+import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import {
   getEnrichmentRun,
   listOpenEnrichmentIntents,
