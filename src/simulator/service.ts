@@ -637,8 +637,6 @@ function parseInclude(query: URLSearchParams): { sections: SectionName[] } | { e
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter(Boolean);
-  if (values.length === 0 && !query.has('include[]') && !query.has('include'))
-    return { sections: [...SECTION_NAMES] };
   const unknown = values.filter((v) => !(SECTION_NAMES as readonly string[]).includes(v));
   if (unknown.length > 0)
     return {
