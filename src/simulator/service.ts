@@ -250,7 +250,7 @@ export class SimService {
       case 'companies':
         if (method !== 'GET') break;
         if (second === 'search' && third === 'preview' && segments.length === 3)
-          return this.companiesPreview(req, now);
+          return this.companiesPreview(req);
         if (second === 'search' && third === undefined) return this.companiesSearch(req, now);
         if (second === 'resolve' && third === undefined) return this.companiesResolve(req, now);
         break;
@@ -543,7 +543,7 @@ export class SimService {
     );
   }
 
-  private companiesPreview(req: SimRequest, _now: number): SimResponse {
+  private companiesPreview(req: SimRequest): SimResponse {
     const matches = this.matchingCompanies(req.query.get('q') ?? '');
     const facets: Record<string, number> = {};
     for (const c of matches) {
