@@ -287,56 +287,34 @@ export class HttpTransport implements ApiTransport {
     return errorFromResponse(request.method, request.url.endpointPath, status, headers, body, this.#now());
   }
 
-  async #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
+  #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
+    return this.#attempt(request, attempt, false, (response) => this.#readJson(request, response));
+  }
+
+  #attemptStream(request: JsonRequest, attempt: number): Promise<StreamResponse> {
+    return this.#attempt(request, attempt, true, (response) => this.#readStream(request, response));
+  }
+
+  /**
+   * One attempt: sends it, hands the response to `read`, and logs the `api request` event with
+   * its status, how long it took and how it ended (an error code, or `streaming` for a body
+   * handed to the caller). Builds no log fields when not logging.
+   */
+  async #attempt<T>(
+    request: JsonRequest,
+    attempt: number,
+    streaming: boolean,
+    read: (response: Dispatcher.ResponseData) => Promise<T>,
+  ): Promise<T> {
     const startedAt = this.#logging ? performance.now() : 0;
     let status: number | undefined;
     let outcome: string | undefined;
     try {
       const response = await this.#send(request);
       status = response.statusCode;
-      const ok = status >= 200 && status < 300;
-      let text: string;
-      try {
-        text = await readBodyText(
-          response.body,
-          ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES,
-          !ok,
-          response.headers,
-        );
-      } catch (error) {
-        if (error instanceof BodyTooLarge) {
-          throw new ProtocolError(
-            { method: request.method, path: request.url.endpointPath, status },
-            'too_large',
-            `response body larger than maxBodyBytes (${this.options.maxBodyBytes} bytes)`,
-          );
-        }
-        throw this.#transportError(request, error, status);
-      }
-      if (!ok) throw this.#errorFromBody(request, status, response.headers, text);
-      if (text.trim() === '') {
-        throw new ProtocolError(
-          { method: request.method, path: request.url.endpointPath, status },
-          'json',
-          'empty response body',
-        );
-      }
-      try {
-        return { status, body: JSON.parse(text) as unknown };
-      } catch (error) {
-        // Usually a transport fault (a body cut short with a consistent Content-Length, or
-        // garbled bytes), so it is retryable for safe requests.
-        throw new ProtocolError(
-          { method: request.method, path: request.url.endpointPath, status, body: text, cause: error },
-          'json',
-          `response is not valid JSON (${text.length} chars)`,
-        );
-      }
+      return await read(response);
     } catch (error) {
-      outcome =
-        error instanceof ApiError || error instanceof AbortedError
-          ? (error as { code: string }).code
-          : 'error';
+      outcome = error instanceof ApiError || error instanceof AbortedError ? error.code : 'error';
       throw error;
     } finally {
       if (this.#logging) {
@@ -346,47 +324,70 @@ export class HttpTransport implements ApiTransport {
           status,
           ms: Math.round(performance.now() - startedAt),
           attempt,
-          ...(outcome ? { error: outcome } : {}),
+          ...(outcome ? { error: outcome } : streaming ? { streaming: true } : {}),
         });
       }
     }
   }
 
-  async #attemptStream(request: JsonRequest, attempt: number): Promise<StreamResponse> {
-    const startedAt = performance.now();
-    let status: number | undefined;
-    let outcome: string | undefined;
+  /** A JSON answer: the body read under its cap and parsed, or the error it stands for. */
+  async #readJson(request: JsonRequest, response: Dispatcher.ResponseData): Promise<JsonResponse> {
+    const status = response.statusCode;
+    const ok = status >= 200 && status < 300;
+    let text: string;
     try {
-      const response = await this.#send(request);
-      status = response.statusCode;
-      if (status < 200 || status >= 300) {
-        let text = '';
-        try {
-          text = await readBodyText(response.body, MAX_ERROR_BODY_BYTES, true, response.headers);
-        } catch {
-          // The status is what matters; a broken error body is ignored.
-        }
-        throw this.#errorFromBody(request, status, response.headers, text);
-      }
-      // From here the body belongs to the caller; undici's bodyTimeout still limits stalls and
-      // the caller's signal still aborts it.
-      return { status, headers: response.headers, body: response.body as unknown as Readable };
+      text = await readBodyText(
+        response.body,
+        ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES,
+        !ok,
+        response.headers,
+      );
     } catch (error) {
-      outcome =
-        error instanceof ApiError || error instanceof AbortedError
-          ? (error as { code: string }).code
-          : 'error';
-      throw error;
-    } finally {
-      this.#log('api request', {
-        method: request.method,
-        path: request.url.displayPath,
-        status,
-        ms: Math.round(performance.now() - startedAt),
-        attempt,
-        ...(outcome ? { error: outcome } : { streaming: true }),
-      });
+      if (error instanceof BodyTooLarge) {
+        throw new ProtocolError(
+          { method: request.method, path: request.url.endpointPath, status },
+          'too_large',
+          `response body larger than maxBodyBytes (${this.options.maxBodyBytes} bytes)`,
+        );
+      }
+      throw this.#transportError(request, error, status);
     }
+    if (!ok) throw this.#errorFromBody(request, status, response.headers, text);
+    if (text.trim() === '') {
+      throw new ProtocolError(
+        { method: request.method, path: request.url.endpointPath, status },
+        'json',
+        'empty response body',
+      );
+    }
+    try {
+      return { status, body: JSON.parse(text) as unknown };
+    } catch (error) {
+      // Usually a transport fault (a body cut short with a consistent Content-Length, or
+      // garbled bytes), so it is retryable for safe requests.
+      throw new ProtocolError(
+        { method: request.method, path: request.url.endpointPath, status, body: text, cause: error },
+        'json',
+        `response is not valid JSON (${text.length} chars)`,
+      );
+    }
+  }
+
+  /** A streamed answer: a 2xx body handed over unread, or the error a non-2xx one stands for. */
+  async #readStream(request: JsonRequest, response: Dispatcher.ResponseData): Promise<StreamResponse> {
+    const status = response.statusCode;
+    if (status < 200 || status >= 300) {
+      let text = '';
+      try {
+        text = await readBodyText(response.body, MAX_ERROR_BODY_BYTES, true, response.headers);
+      } catch {
+        // The status is what matters; a broken error body is ignored.
+      }
+      throw this.#errorFromBody(request, status, response.headers, text);
+    }
+    // From here the body belongs to the caller; undici's bodyTimeout still limits stalls and
+    // the caller's signal still aborts it.
+    return { status, headers: response.headers, body: response.body as unknown as Readable };
   }
 }
 
