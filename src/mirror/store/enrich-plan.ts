@@ -8,53 +8,6 @@ import { requiredTimestamp, timestampColumn } from './values.js';
  * entries) is in `enrichment.ts`.
  */
 
-/** A domain whose last enrichment run failed, with when we saw it fail (our clock). */
-export interface RecentEnrichmentFailure {
-  domain: string;
-  failedAt: string;
-}
-
-/**
- * Domains whose most recent run is `failed` and was seen failing at or after `sinceIso`
- * (`mirror_updated_at`, our clock, so the service's clock skew does not matter). A later
- * successful run of the same domain hides an earlier failure.
- */
-export function listRecentEnrichmentFailures(
-  mirror: Mirror,
-  options: { sinceIso: string },
-): RecentEnrichmentFailure[] {
-  const since = requiredTimestamp(options.sinceIso, 'sinceIso');
-  return cachedStatement(
-    mirror,
-    `SELECT r.domain AS domain, r.mirror_updated_at AS failedAt FROM enrichment_runs r
-     WHERE r.status = 'failed' AND r.domain IS NOT NULL AND r.mirror_updated_at >= ?
-       AND r.id = (SELECT max(x.id) FROM enrichment_runs x WHERE x.domain = r.domain)`,
-  ).all(since) as RecentEnrichmentFailure[];
-}
-
-/**
- * Domains that must not be POSTed for now: a run not yet settled, an intent whose outcome is not
- * known (`intended`, `unknown`), or an intent reconciled as billed since `reconciledSinceIso`.
- * The last one is a run the service started and billed whose id was lost with its answer: it
- * may still be pending, and POSTing again would start (and bill) a second run. Callers pass the
- * start of the failure back-off window, which is far longer than a run lasts (30–120 s,
- * docs/service-api.md). Names as stored (the requested spelling).
- */
-export function listBlockedEnrichmentDomains(
-  mirror: Mirror,
-  options: { reconciledSinceIso: string },
-): Set<string> {
-  const since = requiredTimestamp(options.reconciledSinceIso, 'reconciledSinceIso');
-  const rows = cachedStatement(
-    mirror,
-    `SELECT domain FROM enrichment_runs WHERE status NOT IN ('completed', 'failed') AND domain IS NOT NULL
-     UNION SELECT domain FROM enrichment_intents WHERE status IN ('intended', 'unknown')
-     UNION SELECT domain FROM enrichment_intents
-       WHERE status = 'reconciled_billed' AND coalesce(resolved_at, created_at) >= ?`,
-  ).all(since) as Array<{ domain: string }>;
-  return new Set(rows.map((r) => r.domain));
-}
-
 /** Options of {@link selectStaleDomains}. */
 export interface SelectStaleDomainsOptions {
   /** Domains last enriched before this time (or never) are stale. Omit to ignore freshness (`--domain`). */
@@ -124,4 +77,51 @@ export function selectStaleDomains(mirror: Mirror, options: SelectStaleDomainsOp
     LIMIT @limit`;
   // A handful of distinct shapes (one per filter combination), so caching by text stays small.
   return cachedStatement(mirror, sqlText).all(params) as StaleDomain[];
+}
+
+/** A domain whose last enrichment run failed, with when we saw it fail (our clock). */
+export interface RecentEnrichmentFailure {
+  domain: string;
+  failedAt: string;
+}
+
+/**
+ * Domains whose most recent run is `failed` and was seen failing at or after `sinceIso`
+ * (`mirror_updated_at`, our clock, so the service's clock skew does not matter). A later
+ * successful run of the same domain hides an earlier failure.
+ */
+export function listRecentEnrichmentFailures(
+  mirror: Mirror,
+  options: { sinceIso: string },
+): RecentEnrichmentFailure[] {
+  const since = requiredTimestamp(options.sinceIso, 'sinceIso');
+  return cachedStatement(
+    mirror,
+    `SELECT r.domain AS domain, r.mirror_updated_at AS failedAt FROM enrichment_runs r
+     WHERE r.status = 'failed' AND r.domain IS NOT NULL AND r.mirror_updated_at >= ?
+       AND r.id = (SELECT max(x.id) FROM enrichment_runs x WHERE x.domain = r.domain)`,
+  ).all(since) as RecentEnrichmentFailure[];
+}
+
+/**
+ * Domains that must not be POSTed for now: a run not yet settled, an intent whose outcome is not
+ * known (`intended`, `unknown`), or an intent reconciled as billed since `reconciledSinceIso`.
+ * The last one is a run the service started and billed whose id was lost with its answer: it
+ * may still be pending, and POSTing again would start (and bill) a second run. Callers pass the
+ * start of the failure back-off window, which is far longer than a run lasts (30–120 s,
+ * docs/service-api.md). Names as stored (the requested spelling).
+ */
+export function listBlockedEnrichmentDomains(
+  mirror: Mirror,
+  options: { reconciledSinceIso: string },
+): Set<string> {
+  const since = requiredTimestamp(options.reconciledSinceIso, 'reconciledSinceIso');
+  const rows = cachedStatement(
+    mirror,
+    `SELECT domain FROM enrichment_runs WHERE status NOT IN ('completed', 'failed') AND domain IS NOT NULL
+     UNION SELECT domain FROM enrichment_intents WHERE status IN ('intended', 'unknown')
+     UNION SELECT domain FROM enrichment_intents
+       WHERE status = 'reconciled_billed' AND coalesce(resolved_at, created_at) >= ?`,
+  ).all(since) as Array<{ domain: string }>;
+  return new Set(rows.map((r) => r.domain));
 }
