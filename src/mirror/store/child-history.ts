@@ -64,7 +64,10 @@ const KEY_SEPARATOR = '\u001f';
 /** The key of a child row within its domain: its key columns, joined. */
 function childKey<Row>(table: KeyedChildTable<Row>, row: Row): string {
   const columns = row as ChildColumns;
-  return table.keyColumns.map((c) => columns[c]).join(KEY_SEPARATOR);
+  const keys = table.keyColumns;
+  let key = String(columns[keys[0]!]);
+  for (let i = 1; i < keys.length; i++) key += KEY_SEPARATOR + String(columns[keys[i]!]);
+  return key;
 }
 
 /**
@@ -93,6 +96,12 @@ export function childRows<Row>(
     rows.set(childKey(table, row as Row), row as Row);
   });
   return rows;
+}
+
+/** Whether `a` and `b` hold the same values in `columns`. */
+function sameColumns<Row>(columns: readonly (keyof Row & string)[], a: Row, b: Row): boolean {
+  for (const c of columns) if (a[c] !== b[c]) return false;
+  return true;
 }
 
 const INSERT_CHANGE = `
@@ -174,7 +183,7 @@ export function keyedChildWriter<Row>(
         } else if (old.removed_at !== null) {
           counts.restored++;
           log(domain, row, 'restored', table.loggedValue(old), table.loggedValue(row));
-        } else if (table.comparedColumns.every((c) => old[c] === row[c])) {
+        } else if (sameColumns(table.comparedColumns, old, row)) {
           continue;
         } else {
           counts.changed++;
@@ -183,15 +192,18 @@ export function keyedChildWriter<Row>(
           const after = table.loggedValue(row);
           if (before !== after) log(domain, row, 'changed', before, after);
         }
-        const values = row as ChildColumns;
-        upsert.run(domain, ...columns.map((c) => values[c]), at, at);
+        const params: unknown[] = [domain];
+        for (const c of columns) params.push((row as ChildColumns)[c]);
+        params.push(at, at);
+        upsert.run(params);
       }
       if (stored === undefined) return;
       for (const [key, old] of stored) {
         if (old.removed_at === null && !rows.has(key)) {
           counts.removed++;
-          const values = old as ChildColumns;
-          remove.run(at, at, domain, ...table.keyColumns.map((c) => values[c]));
+          const params: unknown[] = [at, at, domain];
+          for (const c of table.keyColumns) params.push((old as ChildColumns)[c]);
+          remove.run(params);
           const value = table.loggedValue(old);
           log(domain, old, 'removed', value, value);
         }
