@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-// The bare baseline needs undici itself; only this benchmark and src/api/client.ts import it.
+// The bare baseline needs undici itself; only this benchmark and src/api/http-transport.ts send through it.
 import { Agent, request } from 'undici';
 import { createClient } from '../src/api/index.js';
 import { startSimulator } from '../src/simulator/index.js';

@@ -18,7 +18,6 @@ export type { ItemFailure, RunResult, RunStatus } from './runtime/run-result.js'
 export type { OpenRunContextOptions, OwnedRunContext, RunContext } from './runtime/run-context.js';
 export { startSimulator } from './simulator/index.js';
 export type { FaultRule, RunningSimulator, SimulatorOptions } from './simulator/index.js';
-export { HEAP_GROWING_PERCENT, limitHeapGrowth } from './util/heap-growth.js';
 export {
   enrichPipeline,
   exportPipeline,

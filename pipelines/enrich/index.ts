@@ -10,7 +10,6 @@ export {
   DEFAULT_INTENT_LAPSE_MS,
   ENRICH_FILTERS,
   ENRICHMENT_COST_CREDITS,
-  InsufficientCreditsError,
   MAX_PLANNED_DOMAINS,
 } from './options.js';
 export type { EnrichOptions, EnrichSelection } from './options.js';

@@ -1,4 +1,4 @@
-import { upsertProfiles } from '../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../src/mirror/store/profiles.js';
 import { listOpenEnrichmentIntents, resolveEnrichmentIntent } from '../../src/mirror/store/enrichment.js';
 import { errorCode } from '../../src/runtime/run.js';
 import { isoFromMs, normalizeTimestamp } from '../../src/util/time.js';

@@ -1,5 +1,3 @@
-import { DomainSyncError } from '../../src/util/domain-sync-error.js';
-
 /* What one `enrich` invocation is given, and the fixed figures it works with. */
 
 /** Worst-case price of one `POST /enrichments` (docs/service-api.md, the credits table). */
@@ -47,11 +45,4 @@ export interface EnrichOptions extends EnrichSelection {
   requestedOnly?: boolean;
   /** See {@link DEFAULT_INTENT_LAPSE_MS}. */
   intentLapseMs?: number;
-}
-
-/** Raised when `GET /account` shows too few available credits to start another run (exit 3). */
-export class InsufficientCreditsError extends DomainSyncError {
-  constructor(message: string) {
-    super('ERR_INSUFFICIENT_CREDITS', message);
-  }
 }

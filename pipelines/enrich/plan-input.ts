@@ -1,8 +1,8 @@
 import type { Mirror } from '../../src/mirror/database.js';
-import { selectStaleDomains } from '../../src/mirror/store/enrichment.js';
 import {
   listBlockedEnrichmentDomains,
   listRecentEnrichmentFailures,
+  selectStaleDomains,
 } from '../../src/mirror/store/enrich-plan.js';
 import type { RunContext } from '../../src/runtime/run-context.js';
 import { DomainSyncError } from '../../src/util/domain-sync-error.js';

@@ -1,7 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import type { Account } from '../../src/api/index.js';
-import { listPendingEnrichmentRuns } from '../../src/mirror/store/enrichment.js';
-import { correctEnrichmentRunCredits, recordIntentReconciled } from '../../src/mirror/store/enrich-plan.js';
+import {
+  correctEnrichmentRunCredits,
+  listPendingEnrichmentRuns,
+  recordIntentReconciled,
+} from '../../src/mirror/store/enrichment.js';
 import { CreditBudget } from '../../src/runtime/credit-budget.js';
 import { TaskQueue } from '../../src/runtime/queue.js';
 import { errorCode, runPipeline } from '../../src/runtime/run.js';

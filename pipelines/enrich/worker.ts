@@ -1,13 +1,14 @@
 import type { EnrichmentRun } from '../../src/api/index.js';
 import type { QuotaExceededError } from '../../src/api/errors.js';
 import { redactText } from '../../src/log/redact.js';
-import { upsertProfiles } from '../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../src/mirror/store/profiles.js';
 import {
+  recordEnrichmentCached,
   recordEnrichmentIntent,
+  recordEnrichmentStarted,
   resolveEnrichmentIntent,
   upsertEnrichmentRun,
 } from '../../src/mirror/store/enrichment.js';
-import { recordEnrichmentCached, recordEnrichmentStarted } from '../../src/mirror/store/enrich-plan.js';
 import type { CreditReservation } from '../../src/runtime/credit-budget.js';
 import { errorCode } from '../../src/runtime/run.js';
 import { AbortedError } from '../../src/util/domain-sync-error.js';

@@ -1,15 +1,14 @@
 import { rm } from 'node:fs/promises';
 import { redactText } from '../../src/log/redact.js';
 import { withBackgroundCheckpoints } from '../../src/mirror/checkpointer.js';
-import {
-  checkExportRow,
-  exportFilesToRemove,
-  loadExportRows,
-  markExportFileRemoved,
-  setExportDownloadStatus,
-} from '../../src/mirror/store/export-load.js';
+import { checkExportRow, loadExportRows } from '../../src/mirror/store/export-load.js';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
-import { markExportLoaded } from '../../src/mirror/store/exports.js';
+import {
+  exportFilesToRemove,
+  markExportFileRemoved,
+  markExportLoaded,
+  setExportDownloadStatus,
+} from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';
 import { errorCode } from '../../src/runtime/run.js';
 import { AbortedError } from '../../src/util/domain-sync-error.js';

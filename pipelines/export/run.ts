@@ -1,10 +1,11 @@
 import type { DomainFilters, DomainServiceApi, ExportFormat, ExportInfo } from '../../src/api/index.js';
 import { redactText } from '../../src/log/redact.js';
 import { recordAccountSnapshot, recordCredits } from '../../src/mirror/store/credits.js';
-import { latestExportWithParams, learnedExportCreditsPerRow } from '../../src/mirror/store/export-load.js';
 import {
   findUnfinishedExport,
   getExport as getStoredExport,
+  latestExportWithParams,
+  learnedExportCreditsPerRow,
   upsertExport,
 } from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';

@@ -2,8 +2,12 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExportInfo } from '../../src/api/index.js';
 import { redactText } from '../../src/log/redact.js';
-import { setExportDownloadStatus } from '../../src/mirror/store/export-load.js';
-import { markExportDownloaded, markExportFailed, upsertExport } from '../../src/mirror/store/exports.js';
+import {
+  markExportDownloaded,
+  markExportFailed,
+  setExportDownloadStatus,
+  upsertExport,
+} from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';
 import { errorCode } from '../../src/runtime/run.js';
 import { AbortedError } from '../../src/util/domain-sync-error.js';

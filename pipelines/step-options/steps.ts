@@ -1,4 +1,4 @@
-import { PROFILE_SECTIONS } from '../../src/mirror/store/domains.js';
+import { PROFILE_SECTIONS } from '../../src/mirror/store/profiles.js';
 import { ENRICH_FILTERS, type EnrichOptions } from '../enrich/options.js';
 import type { ExportOptions } from '../export/types.js';
 import { resolveSnapshotTables, type SnapshotOptions } from '../snapshot.js';

@@ -1,11 +1,6 @@
-export {
-  createClient,
-  DomainServiceClient,
-  CLIENT_DEFAULTS,
-  CLIENT_VERSION,
-  DEFAULT_MAX_BODY_BYTES,
-} from './client.js';
-export type { AuthHeader, ClientOptions, ResolvedClientOptions } from './client.js';
+export { createClient, DomainServiceClient } from './client.js';
+export { CLIENT_DEFAULTS, CLIENT_VERSION, DEFAULT_MAX_BODY_BYTES } from './options.js';
+export type { AuthHeader, ClientOptions, ResolvedClientOptions } from './options.js';
 export type { DomainServiceApi, CompaniesApi } from './domain-service-api.js';
 export {
   ApiError,

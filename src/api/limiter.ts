@@ -1,6 +1,9 @@
 import PQueue from 'p-queue';
 import { AbortedError, DomainSyncError } from '../util/domain-sync-error.js';
 
+/** The message a waiter dropped by {@link RequestLimiter.clear} is rejected with. */
+const DROPPED = 'request dropped: the client was closed';
+
 /** Settings of the client-side request limiter. */
 export interface RequestLimiterOptions {
   /** Requests in flight at most. */
@@ -49,14 +52,23 @@ export class RequestLimiter {
   async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
     if (this.#queue === undefined) return this.#runCounted(task, signal);
+    let started = false;
     try {
-      return await this.#queue.add(task, { signal });
+      return await this.#queue.add(
+        () => {
+          started = true;
+          return task();
+        },
+        { signal },
+      );
     } catch (error) {
-      // p-queue rejects a task aborted while waiting with the signal's reason (a DOMException);
-      // callers match on our codes, so that becomes AbortedError.
+      // p-queue rejects a task aborted while waiting with the signal's reason, and one dropped by
+      // clear() with its own AbortError (both DOMExceptions); callers match on our codes, so
+      // each becomes AbortedError, the second with the message of the path without p-queue.
       if (signal?.aborted && !(error instanceof DomainSyncError)) {
         throw new AbortedError(undefined, { cause: signal.reason });
       }
+      if (!started) throw new AbortedError(DROPPED, { cause: error });
       throw error;
     }
   }
@@ -112,15 +124,15 @@ export class RequestLimiter {
     return this.#queue ? this.#queue.pending : this.#active;
   }
 
-  /** Drops waiting requests (they never start). Used by `close()`. */
+  /**
+   * Drops waiting requests: they never start, and their `run()` rejects with
+   * {@link AbortedError} (`ERR_ABORTED`). Used by `close()`; requests in flight go on.
+   */
   clear(): void {
     if (this.#queue) {
       this.#queue.clear();
       return;
     }
-    // p-queue's clear() leaves dropped tasks pending forever; here they end with an error instead.
-    for (const waiter of this.#waiters.splice(0)) {
-      waiter.cancel(new AbortedError('request dropped: the client was closed'));
-    }
+    for (const waiter of this.#waiters.splice(0)) waiter.cancel(new AbortedError(DROPPED));
   }
 }

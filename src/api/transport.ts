@@ -36,8 +36,9 @@ export interface StreamResponse {
 }
 
 /**
- * What resource functions need from the HTTP layer. Implemented by the client's transport in
- * `client.ts` (the only code that imports undici); resource files depend on this interface only.
+ * What resource functions need from the HTTP layer. Implemented by `HttpTransport` in
+ * `http-transport.ts` (the only code that sends through undici); resource files depend on this
+ * interface only.
  */
 export interface ApiTransport {
   /** A URL under the base path, e.g. `url('/domains', '?page=2')`. */

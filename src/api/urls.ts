@@ -1,39 +1,33 @@
+import { BASE_PATH, checkServiceBaseUrl } from '../util/base-url.js';
+import type { ServiceBaseUrl } from '../util/base-url.js';
 import { ClientConfigError, ForeignOriginError } from './errors.js';
 
 /** The path prefix every base URL ends in (docs/service-api.md "Conventions"). */
-export const BASE_PATH_SUFFIX = '/api/v1/igaming';
+export const BASE_PATH_SUFFIX = BASE_PATH;
 
 /** A validated base URL, split into what the client needs. */
-export interface ParsedBaseUrl {
-  /** `scheme://host[:port]`, the only origin that ever receives the key. */
-  origin: string;
-  /** The base path without a trailing slash, ending in `/api/v1/igaming`. */
-  basePath: string;
-  /** `origin + basePath`. */
-  href: string;
-}
+export type ParsedBaseUrl = ServiceBaseUrl;
 
 /**
- * Validates a base URL: http or https, no credentials, query or fragment, path ending in
- * `/api/v1/igaming` (a trailing slash is tolerated). Throws {@link ClientConfigError}.
+ * Validates a base URL by the rule of `src/util/base-url.ts`: http or https, no credentials,
+ * query or fragment, path ending in `/api/v1/igaming` (a trailing slash is tolerated). Throws
+ * {@link ClientConfigError}.
  */
 export function parseBaseUrl(baseUrl: string): ParsedBaseUrl {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new ClientConfigError(`baseUrl is not a valid URL: ${JSON.stringify(baseUrl)}`);
+  const { base, problem } = checkServiceBaseUrl(baseUrl);
+  if (base !== undefined) return base;
+  switch (problem.rule) {
+    case 'url':
+      throw new ClientConfigError(`baseUrl is not a valid URL: ${JSON.stringify(baseUrl)}`);
+    case 'protocol':
+      throw new ClientConfigError(`baseUrl must use http or https, got ${problem.protocol}`);
+    case 'credentials':
+      throw new ClientConfigError('baseUrl must not contain credentials');
+    case 'query':
+      throw new ClientConfigError('baseUrl must not contain a query or fragment');
+    case 'path':
+      throw new ClientConfigError(`baseUrl must end in ${BASE_PATH}, got ${problem.got}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ClientConfigError(`baseUrl must use http or https, got ${url.protocol}`);
-  }
-  if (url.username || url.password) throw new ClientConfigError('baseUrl must not contain credentials');
-  if (url.search || url.hash) throw new ClientConfigError('baseUrl must not contain a query or fragment');
-  const basePath = url.pathname.replace(/\/+$/, '');
-  if (!basePath.endsWith(BASE_PATH_SUFFIX)) {
-    throw new ClientConfigError(`baseUrl must end in ${BASE_PATH_SUFFIX}, got ${url.origin}${url.pathname}`);
-  }
-  return { origin: url.origin, basePath, href: `${url.origin}${basePath}` };
 }
 
 /** A URL the client may request: same origin as the base URL. */

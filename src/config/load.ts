@@ -2,13 +2,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { z } from 'zod';
 import { parseLogLevel } from '../log/logger.js';
+import { BASE_PATH, checkServiceBaseUrl } from '../util/base-url.js';
 import { parseDuration } from '../util/duration.js';
 import type { Config, PipelineConfig, PipelineStepConfig } from './config.js';
 import { DEFAULT_CONFIG_FILE, DEFAULTS } from './defaults.js';
 import { configFileSchema, type ConfigFile } from './schema.js';
 
-/** The base path every service URL ends in (docs/service-api.md "Conventions"). */
-export const BASE_PATH = '/api/v1/igaming';
+export { BASE_PATH };
 
 /** What the CLI passes in; nothing here reads globals. */
 export interface LoadConfigOptions {
@@ -178,26 +178,27 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   return { config: deepFreeze(config), errors, warnings };
 }
 
-/** Checks and normalises a base URL: http(s), ends in `/api/v1/igaming` (a trailing `/` is dropped). */
+/**
+ * Checks and normalises a base URL by the rule of `src/util/base-url.ts` (http(s), ends in
+ * `/api/v1/igaming`, a trailing `/` is dropped); the error is worded for a config message.
+ */
 export function checkBaseUrl(
   input: string,
 ): { url: string; error?: undefined } | { url?: undefined; error: string } {
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    return { error: `not a URL: "${input}"` };
+  const { base, problem } = checkServiceBaseUrl(input);
+  if (base !== undefined) return { url: base.href };
+  switch (problem.rule) {
+    case 'url':
+      return { error: `not a URL: "${input}"` };
+    case 'protocol':
+      return { error: `must be an http or https URL, got "${problem.protocol}"` };
+    case 'credentials':
+      return { error: 'must not contain credentials' };
+    case 'query':
+      return { error: 'must not contain a query or fragment' };
+    case 'path':
+      return { error: `must end in ${BASE_PATH} (got "${problem.got}")` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { error: `must be an http or https URL, got "${url.protocol}"` };
-  }
-  if (url.username || url.password) return { error: 'must not contain credentials' };
-  if (url.search || url.hash) return { error: 'must not contain a query or fragment' };
-  const path = url.pathname.replace(/\/+$/, '');
-  if (!path.endsWith(BASE_PATH)) {
-    return { error: `must end in ${BASE_PATH} (got "${url.origin}${url.pathname}")` };
-  }
-  return { url: `${url.origin}${path}` };
 }
 
 /**

@@ -2,7 +2,8 @@ import { mirrorInternals } from './database.js';
 import type { Mirror } from './database.js';
 import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
 import type { WriterFailure, WriterReply, WriterRequest } from './profile-writer-protocol.js';
-import { upsertDomainSummaries, upsertProfiles } from './store/domains.js';
+import { upsertDomainSummaries } from './store/domains.js';
+import { upsertProfiles } from './store/profiles.js';
 
 /*
  * What the mirror writer does with its requests, on whichever thread runs it (the worker of

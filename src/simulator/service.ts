@@ -250,7 +250,7 @@ export class SimService {
       case 'companies':
         if (method !== 'GET') break;
         if (second === 'search' && third === 'preview' && segments.length === 3)
-          return this.companiesPreview(req, now);
+          return this.companiesPreview(req);
         if (second === 'search' && third === undefined) return this.companiesSearch(req, now);
         if (second === 'resolve' && third === undefined) return this.companiesResolve(req, now);
         break;
@@ -543,7 +543,7 @@ export class SimService {
     );
   }
 
-  private companiesPreview(req: SimRequest, _now: number): SimResponse {
+  private companiesPreview(req: SimRequest): SimResponse {
     const matches = this.matchingCompanies(req.query.get('q') ?? '');
     const facets: Record<string, number> = {};
     for (const c of matches) {
@@ -637,8 +637,6 @@ function parseInclude(query: URLSearchParams): { sections: SectionName[] } | { e
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter(Boolean);
-  if (values.length === 0 && !query.has('include[]') && !query.has('include'))
-    return { sections: [...SECTION_NAMES] };
   const unknown = values.filter((v) => !(SECTION_NAMES as readonly string[]).includes(v));
   if (unknown.length > 0)
     return {

@@ -19,7 +19,9 @@ export const HEAP_GROWING_PERCENT = 60;
 /**
  * Sets {@link HEAP_GROWING_PERCENT} for this process and every worker thread it starts. It only
  * changes how early V8 collects; it never limits the heap, so a job that needs more memory still
- * gets it. Called once by the CLI entry point before any work.
+ * gets it. Heap tuning is the CLI's choice, not the package's: the CLI entry point
+ * (`src/cli/main.ts`) calls this once before any work, and the benchmarks call it to measure
+ * what the CLI runs; the package entry (`src/index.ts`) does not export it.
  */
 export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
   setFlagsFromString(`--heap-growing-percent=${Math.max(1, Math.trunc(percent))}`);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 
 /*
- * `change_log` rows are written by the store (src/mirror/store/domains.ts), in the same
+ * `change_log` rows are written by the store (src/mirror/store/child-history.ts), in the same
  * transaction as the licence or payment method change they record, instead of by triggers.
  * Frozen once merged.
  *

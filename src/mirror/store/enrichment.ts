@@ -3,6 +3,7 @@ import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { EnrichmentRunInput } from '../inputs.js';
 import type { EnrichmentIntentsTable, EnrichmentRunsTable } from '../schema.js';
+import { recordCredits } from './credits.js';
 import {
   integerColumn,
   jsonColumn,
@@ -17,7 +18,9 @@ import {
  * Enrichment bookkeeping for the `enrich` pipeline. A paid POST /enrichments is recorded as an
  * *intent* before it is sent, because the service only gives a run id after it
  * answers: if the answer is lost, the open intent is what tells the next run not to pay blindly
- * again. Runs (with the service's id) then live in `enrichment_runs`.
+ * again. Runs (with the service's id) then live in `enrichment_runs`. What an answer, a refund or
+ * a reconciliation changes is written in one transaction with its `credit_ledger` entry. The
+ * planner's read-only queries are in `enrich-plan.ts`.
  */
 
 /** Status values of `enrichment_intents.status` that this module writes; any string is accepted. */
@@ -218,73 +221,158 @@ export function listPendingEnrichmentRuns(mirror: Mirror): EnrichmentRunRecord[]
   ).all() as EnrichmentRunRecord[];
 }
 
-/** Options of {@link selectStaleDomains}. */
-export interface SelectStaleDomainsOptions {
-  /** Domains last enriched before this time (or never) are stale. Omit to ignore freshness (`--domain`). */
-  staleBeforeIso?: string;
-  /** At most this many. */
-  limit: number;
-  /** Only these domains (`domain_normalized`). @default all */
-  domains?: readonly string[];
-  /** Only domains with an active (not removed) licence in this jurisdiction. @default any */
-  jurisdiction?: string;
-  /** Only domains with an active payment method of this category. @default any */
-  paymentCategory?: string;
-  /** Include domains the service no longer lists. @default false */
-  includeUnlisted?: boolean;
-  /** Leave out domains with a pending run or an open intent, so nothing is paid twice. @default true */
-  excludeInFlight?: boolean;
-}
-
-/** A row of {@link selectStaleDomains}. */
-export interface StaleDomain {
-  domain_normalized: string;
-  domain: string | null;
-  /** Profile's `last_enriched_at`, else the listing's; null when never enriched. */
-  last_enriched_at: string | null;
+/** Options of {@link recordEnrichmentStarted}. */
+export interface RecordEnrichmentStartedOptions {
+  intentId: number;
+  /** The service's `enrichment_run_id`. */
+  runId: number;
+  domain: string;
+  strategy: string | null;
+  /** When the 202 arrived (any ISO 8601 spelling). */
+  at: string;
+  /** Credits billed: 10, or 0 when the 202 said `billable: false`. */
+  credits: number;
+  pipelineRunId: number;
 }
 
 /**
- * Picks enrichment candidates, oldest first (never-enriched first), up to `limit`. Freshness is
- * the profile's `last_enriched_at`, falling back to the listing's for domains whose profile was
- * not fetched. Read-only.
+ * Records an accepted 202 in one transaction: the intent becomes `started` with the run id, the
+ * run is stored `pending` with its credits, and the ledger gets `enrichment:<runId>`. Nothing
+ * else may happen between the answer and this call: the run id is what makes the run resumable
+ * and keeps the domain from being paid for twice.
  */
-export function selectStaleDomains(mirror: Mirror, options: SelectStaleDomainsOptions): StaleDomain[] {
-  const staleBefore = timestampColumn(options.staleBeforeIso, 'staleBeforeIso');
-  const clauses: string[] = [];
-  const params: Record<string, unknown> = { limit: Math.max(0, Math.trunc(options.limit)) };
-  if (staleBefore !== null) {
-    clauses.push('(e.enriched_at IS NULL OR e.enriched_at < @staleBefore)');
-    params.staleBefore = staleBefore;
-  }
-  if (options.domains !== undefined) {
-    clauses.push('e.domain_normalized IN (SELECT value FROM json_each(@domains))');
-    params.domains = JSON.stringify(options.domains);
-  }
-  if (options.jurisdiction !== undefined) {
-    clauses.push(`EXISTS (SELECT 1 FROM licenses l WHERE l.domain_normalized = e.domain_normalized
-                  AND l.jurisdiction = @jurisdiction AND l.removed_at IS NULL)`);
-    params.jurisdiction = options.jurisdiction;
-  }
-  if (options.paymentCategory !== undefined) {
-    clauses.push(`EXISTS (SELECT 1 FROM payment_methods p WHERE p.domain_normalized = e.domain_normalized
-                  AND p.category = @paymentCategory AND p.removed_at IS NULL)`);
-    params.paymentCategory = options.paymentCategory;
-  }
-  if (options.includeUnlisted !== true) clauses.push('e.unlisted_at IS NULL');
-  if (options.excludeInFlight !== false) {
-    clauses.push(`NOT EXISTS (SELECT 1 FROM enrichment_runs r WHERE r.status NOT IN ('completed', 'failed')
-                  AND (r.domain = e.domain_normalized OR r.domain = e.domain))`);
-    clauses.push(`NOT EXISTS (SELECT 1 FROM enrichment_intents i WHERE i.status IN ('intended', 'unknown')
-                  AND (i.domain = e.domain_normalized OR i.domain = e.domain))`);
-  }
-  const sqlText = `
-    SELECT e.domain_normalized, e.domain, e.enriched_at AS last_enriched_at
-    FROM (SELECT domain_normalized, domain, unlisted_at,
-                 coalesce(last_enriched_at, listing_last_enriched_at) AS enriched_at FROM domains) e
-    ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
-    ORDER BY e.enriched_at IS NOT NULL, e.enriched_at, e.domain_normalized
-    LIMIT @limit`;
-  // A handful of distinct shapes (one per filter combination), so caching by text stays small.
-  return cachedStatement(mirror, sqlText).all(params) as StaleDomain[];
+export function recordEnrichmentStarted(mirror: Mirror, options: RecordEnrichmentStartedOptions): void {
+  inTransaction(mirror, () => {
+    resolveEnrichmentIntent(mirror, options.intentId, {
+      status: 'started',
+      at: options.at,
+      runId: options.runId,
+    });
+    upsertEnrichmentRun(
+      mirror,
+      { id: options.runId, status: 'pending', domain: options.domain, strategy: options.strategy },
+      {
+        at: options.at,
+        requestedAt: options.at,
+        credits: options.credits,
+        pipelineRunId: options.pipelineRunId,
+        intentId: options.intentId,
+      },
+    );
+    recordCredits(mirror, {
+      at: options.at,
+      operation: 'enrichment',
+      credits: options.credits,
+      estimatedCredits: 10,
+      pipelineRunId: options.pipelineRunId,
+      domain: options.domain,
+      runId: options.runId,
+      entryKey: `enrichment:${options.runId}`,
+    });
+  });
+}
+
+/** Options of {@link recordEnrichmentCached}. */
+export interface RecordEnrichmentCachedOptions {
+  intentId: number;
+  domain: string;
+  at: string;
+  pipelineRunId: number;
+}
+
+/**
+ * Records a cached 200 in one transaction: the intent becomes `cached` and the ledger gets a
+ * 0-credit `enrichment_cached:<intentId>` entry. No run row: a cached answer starts no run
+ * (docs/contract.md "Behaviour details").
+ */
+export function recordEnrichmentCached(mirror: Mirror, options: RecordEnrichmentCachedOptions): void {
+  inTransaction(mirror, () => {
+    resolveEnrichmentIntent(mirror, options.intentId, { status: 'cached', at: options.at });
+    recordCredits(mirror, {
+      at: options.at,
+      operation: 'enrichment_cached',
+      credits: 0,
+      estimatedCredits: 10,
+      pipelineRunId: options.pipelineRunId,
+      domain: options.domain,
+      entryKey: `enrichment_cached:${options.intentId}`,
+    });
+  });
+}
+
+/**
+ * Sets the credits of a run and adds a ledger correction with `entryKey`, in one transaction,
+ * e.g. a failed run the account shows was refunded (`enrichment_refund:<runId>`, −10). Does
+ * nothing when the key was already recorded.
+ */
+export function correctEnrichmentRunCredits(
+  mirror: Mirror,
+  options: {
+    runId: number;
+    credits: number;
+    delta: number;
+    at: string;
+    pipelineRunId: number;
+    entryKey: string;
+    note: string;
+  },
+): boolean {
+  return inTransaction(mirror, () => {
+    const row = cachedStatement(mirror, 'SELECT domain FROM enrichment_runs WHERE id = ?').get(
+      options.runId,
+    ) as { domain: string | null } | undefined;
+    const { recorded } = recordCredits(mirror, {
+      at: options.at,
+      operation: 'enrichment_adjustment',
+      credits: options.delta,
+      pipelineRunId: options.pipelineRunId,
+      domain: row?.domain ?? null,
+      runId: options.runId,
+      entryKey: options.entryKey,
+      note: options.note,
+    });
+    if (recorded) {
+      cachedStatement(mirror, 'UPDATE enrichment_runs SET credits = ? WHERE id = ?').run(
+        options.credits,
+        options.runId,
+      );
+    }
+    return recorded;
+  });
+}
+
+/**
+ * Records that an intent whose answer was lost was billed after all (end-of-run
+ * reconciliation): a ledger entry `enrichment_unknown:<intentId>` and the intent resolved.
+ */
+export function recordIntentReconciled(
+  mirror: Mirror,
+  options: {
+    intentId: number;
+    domain: string;
+    billed: number;
+    at: string;
+    pipelineRunId: number;
+    note: string;
+  },
+): void {
+  inTransaction(mirror, () => {
+    if (options.billed !== 0) {
+      recordCredits(mirror, {
+        at: options.at,
+        operation: 'enrichment',
+        credits: options.billed,
+        estimatedCredits: 10,
+        pipelineRunId: options.pipelineRunId,
+        domain: options.domain,
+        entryKey: `enrichment_unknown:${options.intentId}`,
+        note: options.note,
+      });
+    }
+    resolveEnrichmentIntent(mirror, options.intentId, {
+      status: options.billed !== 0 ? 'reconciled_billed' : 'reconciled_not_billed',
+      at: options.at,
+      note: options.note,
+    });
+  });
 }

@@ -1,9 +1,8 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
-import { upsertProfiles } from './domains.js';
-import type { UpsertProfilesResult } from './domains.js';
-import type { ExportRecord } from './exports.js';
+import { upsertProfiles } from './profiles.js';
+import type { UpsertProfilesResult } from './profiles.js';
 import {
   booleanColumn,
   integerColumn,
@@ -15,10 +14,9 @@ import {
 } from './values.js';
 
 /*
- * What the export pipeline needs from the mirror beyond store/exports.ts: loading the rows of an
- * export file (one transaction per batch), checking a row without writing it (so a whole file is
- * validated before the first batch is written), the per-row price learned from past exports, the
- * download/load status of an export, and the retention of old files.
+ * Loading the rows of an export file into the mirror (one transaction per batch), and checking a
+ * row without writing it, so a whole file is validated before the first batch is written. What is
+ * recorded about the export itself (its status, file, price and retention) is in `exports.ts`.
  */
 
 /** One row of an export file, mapped to the shapes the stores accept. */
@@ -136,87 +134,4 @@ function objectOrEmpty(value: unknown, field: string): Record<string, unknown> {
   if (typeof value !== 'object' || Array.isArray(value))
     throw new MirrorInputError(field, 'expected an object');
   return value as Record<string, unknown>;
-}
-
-/** The per-row export price learned from past exports, see {@link learnedExportCreditsPerRow}. */
-export interface LearnedExportPrice {
-  /** `sum(credits_used) / sum(total_rows)` over completed exports with rows. */
-  creditsPerRow: number;
-  /** How many exports it was learned from. */
-  exports: number;
-}
-
-/**
- * The price of one exported row learned from the exports recorded so far (docs/service-api.md
- * "POST /exports": the cost formula is not described, only that it varies with the result count), or
- * `undefined` when no completed export with rows and a known cost is recorded.
- */
-export function learnedExportCreditsPerRow(mirror: Mirror): LearnedExportPrice | undefined {
-  const row = cachedStatement(
-    mirror,
-    `SELECT count(*) AS n, coalesce(sum(credits_used), 0) AS credits, coalesce(sum(total_rows), 0) AS rows
-       FROM exports WHERE status = 'completed' AND total_rows > 0 AND credits_used IS NOT NULL`,
-  ).get() as { n: number; credits: number; rows: number };
-  if (row.n === 0 || row.rows === 0) return undefined;
-  return { creditsPerRow: row.credits / row.rows, exports: row.n };
-}
-
-/**
- * Sets an export's `download_status` (ours: `pending`, `downloading`, `downloaded`, `loading`,
- * `load_failed`, `expired`, `failed`, `file_removed`) and `error` (null clears it). Throws
- * `ERR_MIRROR_INPUT` for an unknown id.
- */
-export function setExportDownloadStatus(
-  mirror: Mirror,
-  id: number,
-  options: { downloadStatus: string; error?: string | null; at: string },
-): void {
-  const at = requiredTimestamp(options.at, 'at');
-  const { changes } = cachedStatement(
-    mirror,
-    'UPDATE exports SET download_status = ?, error = ?, mirror_updated_at = ? WHERE id = ?',
-  ).run(keyColumn(options.downloadStatus, 'downloadStatus'), options.error ?? null, at, id);
-  if (changes === 0) throw new MirrorInputError('id', `export ${id} is not in the mirror`);
-}
-
-/** An export whose file may be deleted, see {@link exportFilesToRemove}. */
-export interface ExportFileToRemove {
-  id: number;
-  file_path: string;
-  expires_at: string;
-}
-
-/**
- * Exports whose file is on record, was loaded into the mirror, and whose `expires_at` is before
- * `expiredBefore` (now minus the retention): their files can go. Files never loaded (`--no-load`,
- * a failed load) are never listed.
- */
-export function exportFilesToRemove(
-  mirror: Mirror,
-  options: { expiredBefore: string },
-): ExportFileToRemove[] {
-  return cachedStatement(
-    mirror,
-    `SELECT id, file_path, expires_at FROM exports
-      WHERE file_path IS NOT NULL AND loaded_at IS NOT NULL AND expires_at IS NOT NULL AND expires_at < ?
-        AND coalesce(download_status, '') <> 'file_removed'
-      ORDER BY id`,
-  ).all(requiredTimestamp(options.expiredBefore, 'expiredBefore')) as ExportFileToRemove[];
-}
-
-/** Records that an export's file was deleted by the retention (the row and its history stay). */
-export function markExportFileRemoved(mirror: Mirror, id: number, options: { at: string }): void {
-  setExportDownloadStatus(mirror, id, { downloadStatus: 'file_removed', error: null, at: options.at });
-}
-
-/**
- * The most recently requested export with these parameters, finished or not, or `undefined`.
- * The pipeline uses it to see that the last attempt expired before its file was fetched.
- */
-export function latestExportWithParams(mirror: Mirror, paramsHash: string): ExportRecord | undefined {
-  return cachedStatement(
-    mirror,
-    `SELECT * FROM exports WHERE params_hash = ?
-      ORDER BY coalesce(requested_at, mirror_updated_at) DESC, id DESC LIMIT 1`,
-  ).get(paramsHash) as ExportRecord | undefined;
 }

@@ -8,16 +8,17 @@ import {
   recordAccountSnapshot,
   recordCredits,
 } from '../../../src/mirror/store/credits.js';
-import { upsertDomainSummaries, upsertProfiles } from '../../../src/mirror/store/domains.js';
+import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import {
   getEnrichmentRun,
   listOpenEnrichmentIntents,
   listPendingEnrichmentRuns,
   recordEnrichmentIntent,
   resolveEnrichmentIntent,
-  selectStaleDomains,
   upsertEnrichmentRun,
 } from '../../../src/mirror/store/enrichment.js';
+import { selectStaleDomains } from '../../../src/mirror/store/enrich-plan.js';
 import {
   findUnfinishedExport,
   getExport,

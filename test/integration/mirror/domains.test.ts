@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  classifySummaries,
-  markUnlisted,
-  upsertDomainSummaries,
-  upsertProfiles,
-} from '../../../src/mirror/store/domains.js';
+import { classifySummaries, markUnlisted, upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { licence, paymentMethod, profile, summary } from './builders.js';
 import { tempMirror, totalChanges } from './helpers.js';
 

@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { writeSnapshot } from '../../../src/warehouse/index.js';
 import { recordCredits } from '../../../src/mirror/store/credits.js';
-import { upsertDomainSummaries, upsertProfiles } from '../../../src/mirror/store/domains.js';
+import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { finishPipelineRun, startPipelineRun } from '../../../src/mirror/store/runs.js';
 import {
   describeTable,

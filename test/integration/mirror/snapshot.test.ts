@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recordCredits } from '../../../src/mirror/store/credits.js';
-import { upsertProfiles } from '../../../src/mirror/store/domains.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { upsertExport } from '../../../src/mirror/store/exports.js';
 import {
   describeTable,

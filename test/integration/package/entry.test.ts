@@ -25,9 +25,11 @@ describe('the package entry point', () => {
       'enrichPipeline',
       'snapshotPipeline',
       'runNamedPipeline',
-      'limitHeapGrowth',
     ] as const)
       expect(typeof entry[name], name).toBe('function');
+    // Heap tuning belongs to the CLI, not to a program that imports the package.
+    expect(Object.keys(entry)).not.toContain('limitHeapGrowth');
+    expect(Object.keys(entry)).not.toContain('HEAP_GROWING_PERCENT');
     expect(new entry.NotFoundError({ method: 'GET', path: '/domains/x', status: 404 })).toBeInstanceOf(
       entry.ApiError,
     );

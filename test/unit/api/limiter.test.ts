@@ -17,6 +17,20 @@ function gate(log: string[], name: string) {
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** How `promise` stands after at most `ms`: settled, or still pending (so a hang fails fast). */
+function settledWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+): Promise<PromiseSettledResult<T> | { status: 'pending' }> {
+  let timer: NodeJS.Timeout | undefined;
+  const pending = new Promise<{ status: 'pending' }>((resolve) => {
+    timer = setTimeout(() => resolve({ status: 'pending' }), ms);
+  });
+  return Promise.race([Promise.allSettled([promise]).then(([result]) => result!), pending]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
 describe.each([
   ['no rate limit (counter)', Infinity],
   ['rate limited (p-queue)', 1_000_000],
@@ -72,18 +86,25 @@ describe.each([
       code: 'ERR_ABORTED',
     });
   });
-});
 
-test('clear() without a rate limit rejects the waiters instead of leaving them pending', async () => {
-  const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond: Infinity });
-  const log: string[] = [];
-  const first = gate(log, 'first');
-  const running = limiter.run(first.task);
-  const waiting = limiter.run(gate(log, 'dropped').task);
-  await tick();
-  limiter.clear();
-  await expect(waiting).rejects.toMatchObject({ code: 'ERR_ABORTED' });
-  first.release();
-  await expect(running).resolves.toBe('first');
-  expect(log).toEqual(['start first']);
+  // Every CLI run takes the rate-limited path (api.requestsPerSecond defaults to 10), and close()
+  // calls clear(): a dropped waiter must end, with the same error on both paths.
+  test('clear() rejects the waiters with ERR_ABORTED instead of leaving them pending', async () => {
+    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
+    const log: string[] = [];
+    const first = gate(log, 'first');
+    const running = limiter.run(first.task);
+    const waiting = limiter.run(gate(log, 'dropped').task);
+    await tick();
+    expect(limiter.waiting).toBe(1);
+    limiter.clear();
+    expect(await settledWithin(waiting, 1000)).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'ERR_ABORTED', message: 'request dropped: the client was closed' },
+    });
+    expect(limiter.waiting).toBe(0);
+    first.release();
+    await expect(running).resolves.toBe('first');
+    expect(log).toEqual(['start first']);
+  });
 });

@@ -1,0 +1,439 @@
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../log/logger.js';
+import { noopLogger } from '../log/logger.js';
+import { redact } from '../log/redact.js';
+import { AbortedError } from '../util/domain-sync-error.js';
+import { sleep as abortableSleep } from '../util/sleep.js';
+import { ApiError, errorFromResponse, headerValue, NetworkError, ProtocolError } from './errors.js';
+import type { NetworkFailure } from './errors.js';
+import { RequestLimiter } from './limiter.js';
+import type { ClientOptions, ResolvedClientOptions } from './options.js';
+import { decideRetry } from './retry.js';
+import type { RetryPolicy } from './retry.js';
+import type { ApiTransport, JsonRequest, JsonResponse, StreamResponse } from './transport.js';
+import { parseBaseUrl, resolveServiceUrl, serviceUrl } from './urls.js';
+import type { ParsedBaseUrl, ResolvedUrl } from './urls.js';
+
+/*
+ * The HTTP side of the client: the one module that sends through undici. The retry loop, reading
+ * (and capping) response bodies, and telling network failures apart by whether the request may
+ * have reached the service.
+ */
+
+/** How much of an error response body is read (the rest is discarded). */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** Classifies a transport error by its code (undici `UND_ERR_*` or a system `E…` code). */
+function classifyNetworkError(error: unknown): {
+  failure: NetworkFailure;
+  requestSent: boolean;
+  what: string;
+  retryable: boolean;
+} {
+  const record = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = String(record?.code ?? record?.cause?.code ?? '');
+  switch (code) {
+    // The connection was never made, so the request surely did not reach the service.
+    case 'ECONNREFUSED':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return {
+        failure: 'connect',
+        requestSent: false,
+        what: `connection refused (${code})`,
+        retryable: true,
+      };
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return { failure: 'dns', requestSent: false, what: `host not found (${code})`, retryable: true };
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return { failure: 'connect_timeout', requestSent: false, what: 'connect timeout', retryable: true };
+    // The client itself is closed: nothing was sent, and retrying cannot help.
+    case 'UND_ERR_CLOSED':
+    case 'UND_ERR_DESTROYED':
+      return { failure: 'other', requestSent: false, what: 'client closed', retryable: false };
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return {
+        failure: 'timeout',
+        requestSent: true,
+        what: 'timed out waiting for the response',
+        retryable: true,
+      };
+    // A reset may come before or after the service processed the request: ambiguous.
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+      return { failure: 'reset', requestSent: true, what: `connection reset (${code})`, retryable: true };
+    default:
+      return {
+        failure: 'other',
+        requestSent: true,
+        what: code ? `request failed (${code})` : 'request failed',
+        retryable: true,
+      };
+  }
+}
+
+/**
+ * The HTTP layer. Applies the base URL and origin rule, the
+ * auth header, the limiter, the per-attempt timeout, the body cap, the retry policy and the
+ * request log. Exposed to resources through {@link ApiTransport}.
+ */
+export class HttpTransport implements ApiTransport {
+  readonly options: ResolvedClientOptions;
+  readonly #base: ParsedBaseUrl;
+  readonly #headers: Readonly<Record<string, string>>;
+  /** {@link #headers} plus the JSON content type, for requests with a body. */
+  readonly #bodyHeaders: Readonly<Record<string, string>>;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #limiter: RequestLimiter;
+  readonly #logger: Logger;
+  readonly #policy: RetryPolicy;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #now: () => number;
+  #closed = false;
+
+  constructor(options: ClientOptions, resolved: ResolvedClientOptions) {
+    this.options = resolved;
+    this.#base = parseBaseUrl(resolved.baseUrl);
+    // The key lives only in this private, frozen header object (docs/service-api.md "Authentication":
+    // X-API-Key recommended; when both are sent X-API-Key wins, so exactly one is sent).
+    this.#headers = Object.freeze({
+      ...(resolved.authHeader === 'bearer'
+        ? { authorization: `Bearer ${options.apiKey}` }
+        : { 'x-api-key': options.apiKey }),
+      'user-agent': resolved.userAgent,
+      accept: 'application/json',
+    });
+    this.#bodyHeaders = Object.freeze({ ...this.#headers, 'content-type': 'application/json' });
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connections: Math.max(resolved.concurrency, 1),
+        pipelining: 1,
+        connect: { timeout: Math.min(resolved.timeoutMs, 10_000) },
+        headersTimeout: resolved.timeoutMs,
+        bodyTimeout: resolved.timeoutMs,
+      });
+    this.#limiter = new RequestLimiter({
+      concurrency: resolved.concurrency,
+      requestsPerSecond: resolved.requestsPerSecond,
+    });
+    this.#logger = options.logger ?? noopLogger;
+    this.#policy = {
+      maxRetries: resolved.maxRetries,
+      baseDelayMs: resolved.retryBaseMs,
+      maxDelayMs: resolved.retryMaxDelayMs,
+      deadlineMs: resolved.retryDeadlineMs,
+      retryAfterMaxMs: resolved.retryAfterMaxMs,
+      random: options.random ?? Math.random,
+    };
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#now = options.now ?? Date.now;
+  }
+
+  url(relativePath: string, query = ''): ResolvedUrl {
+    return serviceUrl(this.#base, relativePath, query);
+  }
+
+  resolveUrl(urlOrPath: string, method = 'GET'): ResolvedUrl {
+    return resolveServiceUrl(this.#base, urlOrPath, method);
+  }
+
+  wireName(canonicalName: string): string {
+    return this.options.queryParams[canonicalName] ?? canonicalName;
+  }
+
+  now(): number {
+    return this.#now();
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.#sleep(ms, signal);
+  }
+
+  requestJson(request: JsonRequest): Promise<JsonResponse> {
+    return this.#withRetries(request, (attempt) => this.#attemptJson(request, attempt));
+  }
+
+  requestStream(request: Omit<JsonRequest, 'body' | 'method'>): Promise<StreamResponse> {
+    const full: JsonRequest = { ...request, method: 'GET' };
+    return this.#withRetries(full, (attempt) => this.#attemptStream(full, attempt));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#limiter.clear();
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  /** The retry loop: each attempt takes a limiter slot; backoff waits hold none. */
+  async #withRetries<T>(request: JsonRequest, attemptFn: (attempt: number) => Promise<T>): Promise<T> {
+    const started = this.#now();
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.#limiter.run(() => attemptFn(retries + 1), request.signal);
+      } catch (error) {
+        if (error instanceof AbortedError || request.signal?.aborted) {
+          throw error instanceof AbortedError
+            ? error
+            : new AbortedError(undefined, { cause: request.signal?.reason });
+        }
+        const decision = decideRetry(error, retries, this.#now() - started, this.#policy, request.safety);
+        if (!decision.retry) {
+          if (error instanceof ApiError && error.retryable) {
+            this.#log('api gave up', {
+              method: request.method,
+              path: request.url.displayPath,
+              attempts: retries + 1,
+              reason: decision.reason,
+              code: decision.error instanceof ApiError ? decision.error.code : undefined,
+            });
+          }
+          throw decision.error;
+        }
+        this.#log('api retry', {
+          method: request.method,
+          path: request.url.displayPath,
+          attempt: retries + 1,
+          reason: decision.reason,
+          delayMs: decision.delayMs,
+          retryAfterMs: decision.retryAfterMs,
+        });
+        await this.#sleep(decision.delayMs, request.signal);
+      }
+    }
+  }
+
+  /** False for the no-op logger, so the hot path builds no log fields at all. */
+  get #logging(): boolean {
+    return this.#logger !== noopLogger;
+  }
+
+  #log(msg: string, fields: Record<string, unknown>): void {
+    if (this.#logging) this.#logger.debug(msg, redact(fields));
+  }
+
+  /** Sends one attempt; resolves with the response once headers arrived. */
+  async #send(request: JsonRequest): Promise<Dispatcher.ResponseData> {
+    if (this.#closed) {
+      throw new NetworkError(
+        { method: request.method, path: request.url.endpointPath, retryable: false },
+        'other',
+        false,
+        'client closed',
+      );
+    }
+    // Both header objects are built once (frozen; undici only reads them).
+    const headers = request.body === undefined ? this.#headers : this.#bodyHeaders;
+    try {
+      // The per-attempt timeout is undici's: headersTimeout (request sent → headers) and
+      // bodyTimeout (longest pause between body chunks), plus the Agent's connect timeout. This
+      // avoids a timer and an AbortController per request on the hot paging path, and keeps the
+      // timeout's phase visible in the error code (connect timeout = surely not sent).
+      return await this.#dispatcher.request({
+        origin: this.#base.origin,
+        path: request.url.pathAndQuery,
+        method: request.method,
+        headers,
+        body: request.body === undefined ? null : JSON.stringify(request.body),
+        signal: request.signal ?? null,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+      });
+    } catch (error) {
+      throw this.#transportError(request, error, undefined);
+    }
+  }
+
+  /** Maps a failure without a usable response to an error (abort, timeout, network). */
+  #transportError(request: JsonRequest, error: unknown, status: number | undefined): Error {
+    if (error instanceof ApiError || error instanceof AbortedError) return error;
+    if (request.signal?.aborted) return new AbortedError(undefined, { cause: request.signal.reason });
+    const details = { method: request.method, path: request.url.endpointPath, status, cause: error };
+    const kind = classifyNetworkError(error);
+    if (status !== undefined) {
+      // Headers arrived but the body broke off (reset, close or body timeout): truncated.
+      return new ProtocolError(details, 'truncated', `response body truncated (${kind.what})`);
+    }
+    return new NetworkError(
+      { ...details, retryable: kind.retryable },
+      kind.failure,
+      kind.requestSent,
+      kind.what,
+    );
+  }
+
+  /** The error for a non-2xx response; an error body that is not JSON is kept as text. */
+  #errorFromBody(
+    request: JsonRequest,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    text: string,
+  ): ApiError {
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: the text itself is what the service said.
+    }
+    return errorFromResponse(request.method, request.url.endpointPath, status, headers, body, this.#now());
+  }
+
+  #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
+    return this.#attempt(request, attempt, false, (response) => this.#readJson(request, response));
+  }
+
+  #attemptStream(request: JsonRequest, attempt: number): Promise<StreamResponse> {
+    return this.#attempt(request, attempt, true, (response) => this.#readStream(request, response));
+  }
+
+  /**
+   * One attempt: sends it, hands the response to `read`, and logs the `api request` event with
+   * its status, how long it took and how it ended (an error code, or `streaming` for a body
+   * handed to the caller). Builds no log fields when not logging.
+   */
+  async #attempt<T>(
+    request: JsonRequest,
+    attempt: number,
+    streaming: boolean,
+    read: (response: Dispatcher.ResponseData) => Promise<T>,
+  ): Promise<T> {
+    const startedAt = this.#logging ? performance.now() : 0;
+    let status: number | undefined;
+    let outcome: string | undefined;
+    try {
+      const response = await this.#send(request);
+      status = response.statusCode;
+      return await read(response);
+    } catch (error) {
+      outcome = error instanceof ApiError || error instanceof AbortedError ? error.code : 'error';
+      throw error;
+    } finally {
+      if (this.#logging) {
+        this.#log('api request', {
+          method: request.method,
+          path: request.url.displayPath,
+          status,
+          ms: Math.round(performance.now() - startedAt),
+          attempt,
+          ...(outcome ? { error: outcome } : streaming ? { streaming: true } : {}),
+        });
+      }
+    }
+  }
+
+  /** A JSON answer: the body read under its cap and parsed, or the error it stands for. */
+  async #readJson(request: JsonRequest, response: Dispatcher.ResponseData): Promise<JsonResponse> {
+    const status = response.statusCode;
+    const ok = status >= 200 && status < 300;
+    let text: string;
+    try {
+      text = await readBodyText(
+        response.body,
+        ok ? this.options.maxBodyBytes : MAX_ERROR_BODY_BYTES,
+        !ok,
+        response.headers,
+      );
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        throw new ProtocolError(
+          { method: request.method, path: request.url.endpointPath, status },
+          'too_large',
+          `response body larger than maxBodyBytes (${this.options.maxBodyBytes} bytes)`,
+        );
+      }
+      throw this.#transportError(request, error, status);
+    }
+    if (!ok) throw this.#errorFromBody(request, status, response.headers, text);
+    if (text.trim() === '') {
+      throw new ProtocolError(
+        { method: request.method, path: request.url.endpointPath, status },
+        'json',
+        'empty response body',
+      );
+    }
+    try {
+      return { status, body: JSON.parse(text) as unknown };
+    } catch (error) {
+      // Usually a transport fault (a body cut short with a consistent Content-Length, or
+      // garbled bytes), so it is retryable for safe requests.
+      throw new ProtocolError(
+        { method: request.method, path: request.url.endpointPath, status, body: text, cause: error },
+        'json',
+        `response is not valid JSON (${text.length} chars)`,
+      );
+    }
+  }
+
+  /** A streamed answer: a 2xx body handed over unread, or the error a non-2xx one stands for. */
+  async #readStream(request: JsonRequest, response: Dispatcher.ResponseData): Promise<StreamResponse> {
+    const status = response.statusCode;
+    if (status < 200 || status >= 300) {
+      let text = '';
+      try {
+        text = await readBodyText(response.body, MAX_ERROR_BODY_BYTES, true, response.headers);
+      } catch {
+        // The status is what matters; a broken error body is ignored.
+      }
+      throw this.#errorFromBody(request, status, response.headers, text);
+    }
+    // From here the body belongs to the caller; undici's bodyTimeout still limits stalls and
+    // the caller's signal still aborts it.
+    return { status, headers: response.headers, body: response.body as unknown as Readable };
+  }
+}
+
+class BodyTooLarge extends Error {}
+
+/**
+ * Reads a body as UTF-8 text, up to `cap` bytes. Over the cap: throws {@link BodyTooLarge}, or
+ * with `truncateOk` returns the first `cap` bytes (error bodies are only excerpted). A body with
+ * a Content-Length within the cap goes through undici's fast `text()`; otherwise chunks are
+ * counted as they arrive.
+ */
+async function readBodyText(
+  body: Dispatcher.ResponseData['body'],
+  cap: number,
+  truncateOk: boolean,
+  headers: Record<string, unknown>,
+): Promise<string> {
+  const lengthHeader = headerValue(headers, 'content-length');
+  const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
+  if (Number.isFinite(declared) && declared <= cap) return body.text();
+  if (!truncateOk && Number.isFinite(declared)) {
+    body.destroy();
+    throw new BodyTooLarge();
+  }
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= cap) {
+        chunks.push(chunk);
+        return;
+      }
+      body.removeAllListeners('data');
+      body.removeAllListeners('end');
+      body.on('error', () => {});
+      body.destroy();
+      if (!truncateOk) {
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk.subarray(0, chunk.length - (size - cap)));
+      finish();
+    });
+    body.once('end', finish);
+    body.once('error', reject);
+  });
+}

@@ -1,0 +1,294 @@
+import { createHash } from 'node:crypto';
+import { cachedStatement, inTransaction } from '../database.js';
+import type { Mirror } from '../database.js';
+import type { DomainProfileInput } from '../inputs.js';
+import { childRows, keyedChildWriter } from './child-history.js';
+import type { KeyedChildTable } from './child-history.js';
+import {
+  booleanColumn,
+  integerColumn,
+  jsonColumn,
+  keyColumn,
+  requiredTimestamp,
+  textColumn,
+  timestampColumn,
+} from './values.js';
+
+/*
+ * Full profiles (`GET /domains/:domain`, or an export row): the `domains` profile columns, the
+ * licences and payment methods with their history (`child-history.ts`), and the sections. The
+ * sync hot path: every statement is hand SQL prepared once per Mirror and run inside one
+ * better-sqlite3 transaction per batch, because a fresh kysely query per row is many times
+ * slower (README.md "Dependencies, and why"). Every upsert has a `WHERE <something changed>`
+ * guard so that a re-run with the same data rewrites no row.
+ */
+
+/** The profile sections stored as JSON in `domain_sections` (fields not described, docs/service-api.md). */
+export const PROFILE_SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domains'] as const;
+
+/** Options of {@link upsertProfiles}. */
+export interface UpsertProfilesOptions {
+  /** When the profiles were fetched (any ISO 8601 spelling); our bookkeeping time. */
+  syncedAt: string;
+}
+
+/** Counts returned by {@link upsertProfiles}. */
+export interface UpsertProfilesResult {
+  /** Profiles given (after de-duplication by `domain_normalized`). */
+  profiles: number;
+  /** Domain rows: new, rewritten because the profile changed, untouched. */
+  domains: { inserted: number; updated: number; unchanged: number };
+  licencesAdded: number;
+  licencesChanged: number;
+  licencesRemoved: number;
+  licencesRestored: number;
+  paymentMethodsAdded: number;
+  paymentMethodsChanged: number;
+  paymentMethodsRemoved: number;
+  paymentMethodsRestored: number;
+  /** Section rows inserted or rewritten. */
+  sectionsWritten: number;
+}
+
+const SELECT_PROFILE_STATE = `
+  SELECT domain_normalized, profile_hash FROM domains
+  WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
+
+const UPSERT_PROFILE = `
+  INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
+                       operator_legal_entity_name, operator_country, brand_name, brand_slug,
+                       freshness_age_seconds, served_from_cache, billable, observed_at, raw_profile,
+                       profile_hash, profile_synced_at, first_synced_at, last_synced_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (domain_normalized) DO UPDATE SET
+    domain = excluded.domain,
+    status = excluded.status,
+    last_enriched_at = excluded.last_enriched_at,
+    operator_name = excluded.operator_name,
+    operator_legal_entity_name = excluded.operator_legal_entity_name,
+    operator_country = excluded.operator_country,
+    brand_name = excluded.brand_name,
+    brand_slug = excluded.brand_slug,
+    freshness_age_seconds = excluded.freshness_age_seconds,
+    served_from_cache = excluded.served_from_cache,
+    billable = excluded.billable,
+    observed_at = excluded.observed_at,
+    raw_profile = excluded.raw_profile,
+    profile_hash = excluded.profile_hash,
+    profile_synced_at = excluded.profile_synced_at,
+    last_synced_at = excluded.last_synced_at
+  WHERE profile_hash IS NOT excluded.profile_hash`;
+
+const UPSERT_SECTION = `
+  INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at, mirror_updated_at)
+  VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (domain_normalized, section) DO UPDATE SET
+    data = excluded.data,
+    mirror_updated_at = excluded.mirror_updated_at
+  WHERE data IS NOT excluded.data`;
+
+interface LicenceRow {
+  jurisdiction: string;
+  license_number: string;
+  status: string | null;
+  source_url: string | null;
+  first_seen_at: string | null;
+  last_confirmed_at: string | null;
+}
+
+interface PaymentMethodRow {
+  normalized_name: string;
+  category: string | null;
+  confidence: string | null;
+  first_seen_at: string | null;
+  last_confirmed_at: string | null;
+}
+
+/** Licences: keyed by jurisdiction and number; `change_log` keeps the status (as the 0001 triggers did). */
+const LICENCES: KeyedChildTable<LicenceRow> = {
+  table: 'licenses',
+  keyColumns: ['jurisdiction', 'license_number'],
+  comparedColumns: ['status', 'source_url', 'first_seen_at', 'last_confirmed_at'],
+  timestampColumns: ['first_seen_at', 'last_confirmed_at'],
+  itemKey: (l) => `${l.jurisdiction}:${l.license_number}`,
+  loggedValue: (l) => l.status,
+};
+
+/** Payment methods: keyed by normalised name; `change_log` keeps `category/confidence` (as the 0001 triggers did). */
+const PAYMENT_METHODS: KeyedChildTable<PaymentMethodRow> = {
+  table: 'payment_methods',
+  keyColumns: ['normalized_name'],
+  comparedColumns: ['category', 'confidence', 'first_seen_at', 'last_confirmed_at'],
+  timestampColumns: ['first_seen_at', 'last_confirmed_at'],
+  itemKey: (m) => m.normalized_name,
+  loggedValue: (m) => `${m.category ?? ''}/${m.confidence ?? ''}`,
+};
+
+interface ProfileRows {
+  key: string;
+  domain: unknown[];
+  profileHash: string;
+  /** null = section absent from the profile (not requested): leave stored rows alone. */
+  licences: Map<string, LicenceRow> | null;
+  paymentMethods: Map<string, PaymentMethodRow> | null;
+  sections: Array<{ section: string; data: string | null }>;
+}
+
+/**
+ * Change-detection hash of a profile, and its JSON for `raw_profile`. The hash leaves `meta` out: freshness_age_seconds and observed_at
+ * move on every fetch, and a re-fetch of unchanged data must not rewrite the row; the meta columns
+ * therefore describe the fetch that last changed the row (keeping freshness_age_seconds
+ * consistent with observed_at). Plain, not key-sorted, JSON: the same service sends the same key
+ * order, a different order costs one needless rewrite, and sorting measured several times slower.
+ */
+function profileJsonOf(p: DomainProfileInput): { hash: string; json: string } {
+  // One serialisation serves both: the hash covers the profile without `meta`, and the stored
+  // JSON is that text with `meta` appended (where the service sends it, last).
+  const { meta, ...rest } = p;
+  const restJson = jsonColumn(rest) ?? '{}';
+  const hash = createHash('sha1').update(restJson).digest('base64');
+  if (meta === undefined) return { hash, json: restJson };
+  const metaJson = jsonColumn(meta) ?? 'null';
+  const json = restJson === '{}' ? `{"meta":${metaJson}}` : `${restJson.slice(0, -1)},"meta":${metaJson}}`;
+  return { hash, json };
+}
+
+function profileRows(
+  p: DomainProfileInput,
+  index: number,
+  syncedAt: string,
+  profileHash: string,
+  profileJson: string,
+): ProfileRows {
+  const key = keyColumn(p.domain_normalized, `profiles[${index}].domain_normalized`);
+  const where = `profiles[${index}] (${key})`;
+  const operator = p.operator ?? {};
+  const brand = p.brand ?? {};
+  const meta = p.meta ?? {};
+  const domain = [
+    key,
+    textColumn(p.domain, `${where}.domain`),
+    textColumn(p.status, `${where}.status`),
+    timestampColumn(p.last_enriched_at, `${where}.last_enriched_at`),
+    textColumn(operator.name, `${where}.operator.name`),
+    textColumn(operator.legal_entity_name, `${where}.operator.legal_entity_name`),
+    textColumn(operator.country_of_incorporation, `${where}.operator.country_of_incorporation`),
+    textColumn(brand.name, `${where}.brand.name`),
+    textColumn(brand.slug, `${where}.brand.slug`),
+    integerColumn(meta.freshness_age_seconds, `${where}.meta.freshness_age_seconds`),
+    booleanColumn(meta.served_from_cache, `${where}.meta.served_from_cache`),
+    booleanColumn(meta.billable, `${where}.meta.billable`),
+    timestampColumn(meta.observed_at, `${where}.meta.observed_at`),
+    profileJson,
+    profileHash,
+    syncedAt,
+    syncedAt,
+    syncedAt,
+  ];
+  const licences = childRows(LICENCES, p.licenses, `${where}.licenses`);
+  const paymentMethods = childRows(PAYMENT_METHODS, p.payment_methods, `${where}.payment_methods`);
+  const sections: ProfileRows['sections'] = [];
+  for (const section of PROFILE_SECTIONS) {
+    if (p[section] !== undefined) sections.push({ section, data: jsonColumn(p[section]) });
+  }
+  return { key, domain, profileHash, licences, paymentMethods, sections };
+}
+
+/**
+ * Upserts full profiles (`GET /domains/:domain` data): for each profile its `domains` row,
+ * licences, payment methods and sections, all profiles of the call in ONE transaction (pass
+ * hundreds to thousands per call).
+ *
+ * Behaviour callers rely on:
+ * - Everything is validated first; a bad value throws `ERR_MIRROR_INPUT` naming the profile and
+ *   field, before anything is written.
+ * - `company_name` and the listing columns are never touched (they come from the listing).
+ * - History: a licence or payment method missing from a profile that *has* that section gets
+ *   `removed_at = syncedAt`; if it comes back `removed_at` is cleared. An absent (or null)
+ *   section means "not requested" and changes nothing.
+ * - The service's `first_seen_at`/`last_confirmed_at` are stored as given (normalised);
+ *   `mirror_first_seen_at`/`mirror_updated_at` are our own bookkeeping.
+ * - Idempotent: the same data again rewrites no row. The domain row is compared without `meta`.
+ * - A domain given twice in one call: the last profile wins.
+ */
+export function upsertProfiles(
+  mirror: Mirror,
+  profiles: readonly DomainProfileInput[],
+  options: UpsertProfilesOptions,
+): UpsertProfilesResult {
+  const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
+  const byKey = new Map<
+    string,
+    { input: DomainProfileInput; index: number; key: string; hash: string; json: string }
+  >();
+  profiles.forEach((p, i) => {
+    const key = keyColumn(p.domain_normalized, `profiles[${i}].domain_normalized`);
+    byKey.set(key, { input: p, index: i, key, ...profileJsonOf(p) });
+  });
+  const all = [...byKey.values()];
+  const result: UpsertProfilesResult = {
+    profiles: all.length,
+    domains: { inserted: 0, updated: 0, unchanged: 0 },
+    licencesAdded: 0,
+    licencesChanged: 0,
+    licencesRemoved: 0,
+    licencesRestored: 0,
+    paymentMethodsAdded: 0,
+    paymentMethodsChanged: 0,
+    paymentMethodsRemoved: 0,
+    paymentMethodsRestored: 0,
+    sectionsWritten: 0,
+  };
+  if (all.length === 0) return result;
+
+  const readDomains = cachedStatement(mirror, SELECT_PROFILE_STATE);
+  const upsertDomain = cachedStatement(mirror, UPSERT_PROFILE);
+  const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
+  const licences = keyedChildWriter(mirror, LICENCES, syncedAt);
+  const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt);
+
+  inTransaction(mirror, () => {
+    const storedHash = new Map<string, string | null>();
+    for (const row of readDomains.all(JSON.stringify(all.map((p) => p.key))) as Array<{
+      domain_normalized: string;
+      profile_hash: string | null;
+    }>) {
+      storedHash.set(row.domain_normalized, row.profile_hash);
+    }
+    // Same hash = the very content this function last wrote for the domain, in one transaction
+    // with its licences, payment methods and sections (the only writer of those tables), so
+    // there is nothing to compare or write.
+    // An unchanged profile is not even validated: the identical content passed validation when it
+    // was written. The changed ones are all converted (and validated) before the first write, so
+    // a bad value throws with nothing written (and the transaction rolls back regardless).
+    const changed = all
+      .filter((p) => storedHash.get(p.key) !== p.hash)
+      .map((p) => profileRows(p.input, p.index, syncedAt, p.hash, p.json));
+    result.domains.unchanged = all.length - changed.length;
+    const storedLicences = licences.readStored(changed.filter((p) => p.licences !== null).map((p) => p.key));
+    const storedPayments = paymentMethods.readStored(
+      changed.filter((p) => p.paymentMethods !== null).map((p) => p.key),
+    );
+
+    for (const p of changed) {
+      // Domain first: the child tables reference it.
+      if (storedHash.has(p.key)) result.domains.updated++;
+      else result.domains.inserted++;
+      upsertDomain.run(...p.domain);
+      if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key));
+      if (p.paymentMethods !== null) paymentMethods.apply(p.key, p.paymentMethods, storedPayments.get(p.key));
+      for (const s of p.sections) {
+        result.sectionsWritten += upsertSection.run(p.key, s.section, s.data, syncedAt, syncedAt).changes;
+      }
+    }
+  });
+  result.licencesAdded = licences.counts.added;
+  result.licencesChanged = licences.counts.changed;
+  result.licencesRemoved = licences.counts.removed;
+  result.licencesRestored = licences.counts.restored;
+  result.paymentMethodsAdded = paymentMethods.counts.added;
+  result.paymentMethodsChanged = paymentMethods.counts.changed;
+  result.paymentMethodsRemoved = paymentMethods.counts.removed;
+  result.paymentMethodsRestored = paymentMethods.counts.restored;
+  return result;
+}
