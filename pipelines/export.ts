@@ -176,6 +176,13 @@ type ExportIntent =
 export class ExportError extends DomainSyncError {}
 
 class ExportRun {
+  private readonly ctx: RunContext;
+  private readonly runId: number;
+  private readonly options: ExportOptions & {
+    format: ExportFormat;
+    filters: Record<string, string | number | boolean>;
+  };
+  private readonly stats: ExportStats;
   private readonly api: DomainServiceApi;
   private readonly filters: Record<string, string | number | boolean>;
   private readonly format: ExportFormat;
@@ -183,14 +190,18 @@ class ExportRun {
   private lastProgressLogMs = 0;
 
   constructor(
-    private readonly ctx: RunContext,
-    private readonly runId: number,
-    private readonly options: ExportOptions & {
+    ctx: RunContext,
+    runId: number,
+    options: ExportOptions & {
       format: ExportFormat;
       filters: Record<string, string | number | boolean>;
     },
-    private readonly stats: ExportStats,
+    stats: ExportStats,
   ) {
+    this.ctx = ctx;
+    this.runId = runId;
+    this.options = options;
+    this.stats = stats;
     this.api = ctx.api;
     this.filters = options.filters;
     this.format = options.format;

@@ -68,13 +68,24 @@ export class ChaosSoak {
   /** Domains the soak removed from the catalogue; the mirror keeps them, marked unlisted. */
   private readonly removed: string[] = [];
 
+  private readonly sim: RunningSimulator;
+  private readonly dir: string;
+  private readonly configPath: string;
+  private readonly config: Config;
+  private readonly options: { seed: number; enrichBudget: number; mutationsPerRound: number };
+
   constructor(
-    private readonly sim: RunningSimulator,
-    private readonly dir: string,
-    private readonly configPath: string,
-    private readonly config: Config,
-    private readonly options: { seed: number; enrichBudget: number; mutationsPerRound: number },
+    sim: RunningSimulator,
+    dir: string,
+    configPath: string,
+    config: Config,
+    options: { seed: number; enrichBudget: number; mutationsPerRound: number },
   ) {
+    this.sim = sim;
+    this.dir = dir;
+    this.configPath = configPath;
+    this.config = config;
+    this.options = options;
     const prng = new Prng(options.seed);
     this.random = () => prng.next();
   }
