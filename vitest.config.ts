@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The worker threads the product starts (mirror writer, checkpointer) run their .ts sources:
+    // they inherit this from the test process (test/support/register-ts.ts says how).
+    execArgv: ['--import', './test/support/register-ts.ts'],
     // Suite-wide API key scan of every child process's output and every temp dir.
     globalSetup: ['test/resilience/security/global-setup.ts'],
     setupFiles: ['test/resilience/security/capture-spawn.ts'],
