@@ -10,8 +10,8 @@ export default defineConfig({
     // The worker threads the product starts (mirror writer, checkpointer) run their .ts sources:
     // they inherit this from the test process (test/support/register-ts.ts says how).
     execArgv: ['--import', './test/support/register-ts.ts'],
-    // Suite-wide API key scan of every child process's output and every temp dir.
+    // Suite-wide API key scan of every child process's output and every temp dir: children record
+    // their output themselves (test/resilience/security/child-output.ts says how).
     globalSetup: ['test/resilience/security/global-setup.ts'],
-    setupFiles: ['test/resilience/security/capture-spawn.ts'],
   },
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { runCli, startCli } from './cli-process.js';
+import { runCli, startCli } from '../../helpers/cli.js';
 import { noOverlap, readMirror, simEnv, writeOperationsConfig } from './helpers.js';
 
 /** A catalogue small enough to be quick, with enough latency that a sync takes a few seconds. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { runCli } from './cli-process.js';
+import { runCli } from '../../helpers/cli.js';
 import { readMirror, simEnv, writeOperationsConfig } from './helpers.js';
 
 interface StepSummary {

@@ -4,7 +4,7 @@ import { openMirror } from '../../../src/mirror/database.js';
 import { finishPipelineRun, startPipelineRun } from '../../../src/mirror/store/runs.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { startCli } from './cli-process.js';
+import { startCli } from '../../helpers/cli.js';
 import { noOverlap, readMirror, simEnv, writeOperationsConfig } from './helpers.js';
 
 describe('domain-sync schedule', () => {

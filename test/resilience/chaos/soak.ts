@@ -8,7 +8,7 @@ import { MemoryLogger } from '../../../src/log/logger.js';
 import { openRunContext } from '../../../src/runtime/run-context.js';
 import type { RunningSimulator, UsageEntry } from '../../../src/simulator/index.js';
 import { Prng } from '../../../src/simulator/prng.js';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 import { STATUS_LABELS } from './fault-mix.js';
@@ -342,7 +342,7 @@ export class ChaosSoak {
   /** Runs the built CLI with `--json`, checks its contract and records the invocation. */
   async cli(pipeline: string, args: string[]): Promise<Invocation> {
     const mark = this.mark();
-    const run = await runCliProcess(
+    const run = await runCli(
       [...args, '--json', '--config', this.configPath, '--base-url', this.sim.baseUrl, '--log-level', 'warn'],
       { env: { DOMAIN_SYNC_API_KEY: this.sim.apiKey }, cwd: this.dir, timeoutMs: 240_000 },
     );

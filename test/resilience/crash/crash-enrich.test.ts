@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { describeOutcome } from './child.js';
+import { describeRun } from '../../helpers/cli.js';
 import { creditFigures, describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
 import { diffRowSets, query } from './mirror-checks.js';
@@ -50,13 +50,13 @@ const ENRICH: CrashScenario = {
   budget: BUDGET,
   prepare: async (ws) => {
     const synced = await runPipelineChild({ ...ENRICH, args: ['sync'] }, ws);
-    if (synced.code !== 0) throw new Error(`template sync failed: ${describeOutcome(synced)}`);
+    if (synced.code !== 0) throw new Error(`template sync failed: ${describeRun(synced)}`);
   },
   // docs/enrich.md "Bookkeeping and resumption": an intent left by a process killed mid-POST
   // blocks its domain until 10 minutes have passed; the next invocation after that resolves it.
   needsLaterRun: (ws) => openIntents(ws).length > 0,
   verify: ({ trial, baseline, final, where }) => {
-    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(final.code, `${where}: ${describeRun(final)}`).toBe(0);
     const expected = billedDomains(baseline);
     expect(expected.length, 'the fault-free run enriched something').toBeGreaterThan(0);
     // The same domains enriched, each paid once (credit figures are checked by the matrix too).

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { SNAPSHOT_TABLES } from '../../../src/mirror/store/snapshot.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
-import { describeOutcome, summaryOf } from './child.js';
+import { describeRun, summaryOf } from '../../helpers/cli.js';
 import { describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
 import { diffSnapshots, listFiles, query, snapshotLayout, withoutDates } from './mirror-checks.js';
@@ -65,10 +65,10 @@ const SNAPSHOT: CrashScenario = {
   budget: 0,
   prepare: async (ws) => {
     const synced = await runPipelineChild({ ...SNAPSHOT, args: ['sync'] }, ws);
-    if (synced.code !== 0) throw new Error(`template sync failed: ${describeOutcome(synced)}`);
+    if (synced.code !== 0) throw new Error(`template sync failed: ${describeRun(synced)}`);
   },
   verify: async ({ trial, baseline, final, where }) => {
-    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(final.code, `${where}: ${describeRun(final)}`).toBe(0);
     expect(await diffSnapshots(trial.snapshotsDir, baseline.snapshotsDir, SAME_MIRROR_SPECS), where).toEqual(
       [],
     );

@@ -13,7 +13,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import { runCliProcess, type CliRun } from '../../helpers/cli.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { testConfigFile } from '../../helpers/test-context.js';
@@ -58,7 +58,7 @@ async function cli(
   options: { config: 'file' | 'stderr'; key?: string; baseUrl?: string; expectCode: number | number[] },
 ): Promise<CliRun> {
   const config = options.config === 'file' ? c.fileConfig : c.stderrConfig;
-  const run = await runCliProcess([...args, '--config', config, '--log-level', 'debug'], {
+  const run = await runCli([...args, '--config', config, '--log-level', 'debug'], {
     cwd: c.dir,
     env: { DOMAIN_SYNC_API_KEY: options.key ?? KEY, DOMAIN_SYNC_BASE_URL: options.baseUrl ?? c.sim.baseUrl },
   });
