@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { ARTIFACTS_ENV, artifactsDir, recordCliRun, registerKey, scanArtifacts } from './artifacts.js';
@@ -152,19 +152,21 @@ describe('suite-wide recording (global setup)', () => {
     expect(readFileSync(join(dir!, 'keys.jsonl'), 'utf8')).toContain(JSON.stringify(key));
   });
 
-  let scannedDir = '';
-  it('creates a temp dir (scanned when this test finishes)', async () => {
+  it('scans a temp dir before removing it when its test finishes', async () => {
+    let scannedDir = '';
+    // Registered before tempDir(): vitest runs onTestFinished hooks in reverse order of
+    // registration, so this check runs after tempDir()'s scan and removal, and fails this test.
+    onTestFinished(() => {
+      expect(existsSync(scannedDir)).toBe(false);
+      const records = readFileSync(join(dir!, `dirs-${process.pid}.jsonl`), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { dir: string; files: number; bytes: number });
+      expect(records.find((r) => r.dir === scannedDir)).toMatchObject({ files: 1, bytes: 5 });
+    });
     scannedDir = await tempDir();
     writeFileSync(join(scannedDir, 'file.txt'), 'hello');
-  });
-
-  it('scanned that temp dir before removing it', () => {
-    expect(existsSync(scannedDir)).toBe(false);
-    const records = readFileSync(join(dir!, `dirs-${process.pid}.jsonl`), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { dir: string; files: number; bytes: number });
-    expect(records.find((r) => r.dir === scannedDir)).toMatchObject({ files: 1, bytes: 5 });
+    expect(existsSync(scannedDir)).toBe(true);
   });
 
   it('the end-of-suite scan reports a planted key by file and offset without printing it', async () => {
