@@ -48,6 +48,12 @@ export interface ProfileWriterOptions {
   cacheSizeKib?: number;
   /** How long a write waits for another writer's lock. @default 15000 */
   busyTimeoutMs?: number;
+  /**
+   * Write on the calling thread, through the mirror's own connection, instead of a worker thread:
+   * the same store functions and results, without the thread (an in-memory mirror always gets
+   * this). @default false
+   */
+  inline?: boolean;
 }
 
 /** Mirror writes done by a worker thread; see the file comment. */
@@ -122,8 +128,8 @@ function replyError(reply: WriterReply): DomainSyncError {
 
 /**
  * Starts the writer thread on `mirror`'s file and waits until its connection is open. Throws
- * `ERR_MIRROR_WRITER` if it cannot start. An in-memory mirror gets a writer on the calling
- * thread instead (a second connection could not see it).
+ * `ERR_MIRROR_WRITER` if it cannot start. With `inline`, and always for an in-memory mirror (a
+ * second connection could not see it), the writer runs on the calling thread instead.
  */
 export async function openProfileWriter(
   mirror: Mirror,
@@ -132,7 +138,7 @@ export async function openProfileWriter(
   if (mirror.readonly) {
     throw new DomainSyncError('ERR_MIRROR_WRITER', `the mirror ${mirror.path} is open read-only`);
   }
-  if (mirror.path === ':memory:') return inlineWriter(mirror);
+  if (options.inline || mirror.path === ':memory:') return inlineWriter(mirror);
   const maxPending = Math.max(1, Math.trunc(options.maxPending ?? 8));
   const workerData: WriterWorkerData = {
     path: mirror.path,
