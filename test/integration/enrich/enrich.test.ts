@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { enrichPipeline } from '../../../pipelines/enrich.js';
 import { runCli, startCli } from '../../helpers/cli.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import {
   billedPostsPerDomain,
   enrichmentPosts,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import type { ProfileWriter } from '../../../src/mirror/profile-writer.js';
-import { diffMirrorWithTruth, profileRequests, queryMirror } from '../../helpers/mirror-truth.js';
+import { diffMirrorWithTruth, profileRequests } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
 

@@ -4,7 +4,7 @@ import { syncPipeline } from '../../../pipelines/sync.js';
 import { BadRequestError, ProtocolError } from '../../../src/api/index.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import { runCli } from '../../helpers/cli.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { scale } from '../mode.js';
 import { richDomain, startProxiedSimulator } from './fixtures.js';

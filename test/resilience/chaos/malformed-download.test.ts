@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';

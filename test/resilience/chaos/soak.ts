@@ -9,7 +9,8 @@ import { openRunContext } from '../../../src/runtime/run-context.js';
 import type { RunningSimulator, UsageEntry } from '../../../src/simulator/index.js';
 import { Prng } from '../../../src/simulator/prng.js';
 import { runCli } from '../../helpers/cli.js';
-import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 import { STATUS_LABELS } from './fault-mix.js';
 

@@ -3,7 +3,8 @@ import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { describeRun } from '../../helpers/cli.js';
 import { creditFigures, describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffRowSets, query } from './mirror-checks.js';
+import { diffRowSets } from './mirror-checks.js';
+import { queryMirror } from '../../helpers/mirror.js';
 
 const BUDGET = 300;
 const DOMAINS = 30;
@@ -19,7 +20,7 @@ function billedDomains(ws: Workspace): string[] {
 
 /** Enrichment runs as compared with the fault-free ones: ids and times differ by run, not these. */
 function runRows(ws: Workspace): string[] {
-  return query<Record<string, unknown>>(
+  return queryMirror<Record<string, unknown>>(
     ws.dbPath,
     'SELECT domain, status, strategy, credits, result_domain_normalized, result_status FROM enrichment_runs',
   )
@@ -28,7 +29,7 @@ function runRows(ws: Workspace): string[] {
 }
 
 function openIntents(ws: Workspace): Array<{ domain: string; status: string }> {
-  return query(
+  return queryMirror(
     ws.dbPath,
     "SELECT domain, status FROM enrichment_intents WHERE status IN ('intended', 'unknown')",
   );
@@ -62,30 +63,31 @@ const ENRICH: CrashScenario = {
     // The same domains enriched, each paid once (credit figures are checked by the matrix too).
     expect(billedDomains(trial), where).toEqual(expected);
     expect(openIntents(trial), where).toEqual([]);
-    expect(query(trial.dbPath, "SELECT id FROM enrichment_runs WHERE status <> 'completed'"), where).toEqual(
-      [],
-    );
+    expect(
+      queryMirror(trial.dbPath, "SELECT id FROM enrichment_runs WHERE status <> 'completed'"),
+      where,
+    ).toEqual([]);
     // Every domain's row equals the service's truth (freshly enriched ones included).
     expect(diffMirrorWithTruth(trial.dbPath, trial.sim), where).toEqual([]);
     // Each enrichment is recorded as its run, or, when the process died inside the POST (the run
     // id never reached the mirror), as an intent resolved `enriched_unattributed`.
-    const unattributed = query<{ domain: string }>(
+    const unattributed = queryMirror<{ domain: string }>(
       trial.dbPath,
       "SELECT domain FROM enrichment_intents WHERE status = 'enriched_unattributed'",
     ).map((r) => r.domain);
-    const withRun = query<{ domain: string }>(trial.dbPath, 'SELECT domain FROM enrichment_runs').map(
+    const withRun = queryMirror<{ domain: string }>(trial.dbPath, 'SELECT domain FROM enrichment_runs').map(
       (r) => r.domain,
     );
     expect([...withRun, ...unattributed].sort(), where).toEqual(expected);
     const baselineRuns = runRows(baseline).filter((r) => !unattributed.includes(JSON.parse(r).domain));
     expect(diffRowSets('enrichment_runs', runRows(trial), baselineRuns, 5), where).toEqual([]);
-    for (const { id } of query<{ id: number }>(trial.dbPath, 'SELECT id FROM enrichment_runs')) {
+    for (const { id } of queryMirror<{ id: number }>(trial.dbPath, 'SELECT id FROM enrichment_runs')) {
       const truth = trial.sim.control.truth.run(id) as { status?: string } | undefined;
       expect(truth?.status, `${where}: run ${id}`).toBe('completed');
     }
     // The ledger holds every credit the service billed, except the unattributed enrichments,
     // whose billing the product reports as unknown instead of guessing.
-    const ledger = query<{ n: number | null }>(
+    const ledger = queryMirror<{ n: number | null }>(
       trial.dbPath,
       'SELECT sum(credits) AS n FROM credit_ledger',
     )[0]!.n;

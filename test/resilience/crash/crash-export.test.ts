@@ -6,8 +6,9 @@ import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { describeRun, summaryOf } from '../../helpers/cli.js';
 import { describeCrashMatrix } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffMirrors, listFiles, query } from './mirror-checks.js';
+import { diffMirrors, listFiles } from './mirror-checks.js';
 import { CATALOGUE_TABLES, EXPORT_TABLES } from './tables.js';
+import { queryMirror } from '../../helpers/mirror.js';
 
 const BUDGET = 100;
 
@@ -45,8 +46,8 @@ const EXPORT: CrashScenario = {
       expect(error.code, `${where}: ${describeRun(final)}`).toBe('ERR_OUTCOME_UNKNOWN');
       expect(final.code, where).toBe(1);
       expect(posts, `${where}: the refusing run sent no POST /exports`).toHaveLength(1);
-      expect(query(trial.dbPath, 'SELECT count(*) AS n FROM domains'), where).toEqual([{ n: 0 }]);
-      expect(query(trial.dbPath, 'SELECT count(*) AS n FROM exports'), where).toEqual([{ n: 0 }]);
+      expect(queryMirror(trial.dbPath, 'SELECT count(*) AS n FROM domains'), where).toEqual([{ n: 0 }]);
+      expect(queryMirror(trial.dbPath, 'SELECT count(*) AS n FROM exports'), where).toEqual([{ n: 0 }]);
       expect(await listFiles(trial.exportsDir), where).toEqual([]);
       return {
         recovered: false,

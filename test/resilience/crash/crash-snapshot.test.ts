@@ -6,8 +6,9 @@ import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 import { describeRun, summaryOf } from '../../helpers/cli.js';
 import { describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffSnapshots, listFiles, query, snapshotLayout, withoutDates } from './mirror-checks.js';
+import { diffSnapshots, listFiles, snapshotLayout, withoutDates } from './mirror-checks.js';
 import type { TableSpec } from './mirror-checks.js';
+import { queryMirror } from '../../helpers/mirror.js';
 
 /**
  * The tables `snapshot` writes by default (docs/contract.md "Snapshots": the contract's tables), less the
@@ -74,7 +75,10 @@ const SNAPSHOT: CrashScenario = {
     );
     const tables = [...DATA_TABLES, 'pipeline_runs'];
     const mirrorCounts = Object.fromEntries(
-      tables.map((t) => [t, query<{ n: number }>(trial.dbPath, `SELECT count(*) AS n FROM ${t}`)[0]!.n]),
+      tables.map((t) => [
+        t,
+        queryMirror<{ n: number }>(trial.dbPath, `SELECT count(*) AS n FROM ${t}`)[0]!.n,
+      ]),
     );
     expect(await snapshotCounts(trial, tables), where).toEqual(mirrorCounts);
     expect(await snapshotLayout(trial.snapshotsDir), where).toEqual(

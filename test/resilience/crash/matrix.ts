@@ -20,14 +20,13 @@ import type { CliRun, KillTrigger } from '../../helpers/cli.js';
 import { clockAheadImport } from './clock-ahead.js';
 import {
   FINAL_EXPORT_FILE,
-  integrityCheck,
   killStage,
   listFiles,
   nonFinalFiles,
   brokenSnapshotFiles,
-  query,
 } from './mirror-checks.js';
 import type { KillStage } from './mirror-checks.js';
+import { integrityCheck, queryMirror } from '../../helpers/mirror.js';
 
 /**
  * The seed of every random choice of the crash matrix (kill points: trigger and value). Fixed so a
@@ -359,9 +358,11 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
     expect(integrityCheck(ws.dbPath), where()).toBe('ok');
     expect(await nonFinalFiles(ws.exportsDir, ws.snapshotsDir), where()).toEqual([]);
     expect(await brokenSnapshotFiles(ws.snapshotsDir), where()).toEqual([]);
-    expect(query(ws.dbPath, 'SELECT * FROM locks'), `${where()}: lock left after the recovery`).toEqual([]);
+    expect(queryMirror(ws.dbPath, 'SELECT * FROM locks'), `${where()}: lock left after the recovery`).toEqual(
+      [],
+    );
     expect(
-      query(ws.dbPath, "SELECT id, pipeline, pid FROM pipeline_runs WHERE status = 'running'"),
+      queryMirror(ws.dbPath, "SELECT id, pipeline, pid FROM pipeline_runs WHERE status = 'running'"),
       `${where()}: runs still marked running after the recovery`,
     ).toEqual([]);
     const credits = creditFigures(ws.sim.control.usage());
