@@ -51,7 +51,7 @@ const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 /**
  * Drives every pipeline against a faulted simulator, checks each invocation's contract (exit
  * status, one JSON summary, no POST sent twice, budget kept) and keeps the counts. Pipelines
- * run as child processes of the built CLI, except `enrich` on odd rounds, which runs in-process
+ * run as child processes of the CLI, except `enrich` on odd rounds, which runs in-process
  * through a run context on the same config and mirror.
  */
 export class ChaosSoak {
@@ -340,7 +340,7 @@ export class ChaosSoak {
     }
   }
 
-  /** Runs the built CLI with `--json`, checks its contract and records the invocation. */
+  /** Runs the CLI with `--json`, checks its contract and records the invocation. */
   async cli(pipeline: string, args: string[]): Promise<Invocation> {
     const mark = this.mark();
     const run = await runCli(

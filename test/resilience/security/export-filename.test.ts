@@ -3,7 +3,7 @@
  * `Content-Disposition` (docs/service-api.md "GET /exports/:id/download"; the name itself is not
  * described),
  * so a relay in front of the simulator, acting as the configured service, sends hostile names.
- * Every case runs the built CLI and then checks that the only new file is one regular file
+ * Every case runs the CLI and then checks that the only new file is one regular file
  * directly inside `exports.dir`, and that everything around it is byte for byte unchanged.
  *
  * The config has no setting for the file name; `exports.dir` itself is the boundary.

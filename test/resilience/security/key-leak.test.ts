@@ -1,6 +1,6 @@
 /**
  * The key never appears in output, logs, the mirror, export files or snapshots (docs/contract.md
- * "Promises"). Every command and pipeline runs through the built CLI with a distinctive key
+ * "Promises"). Every command and pipeline runs through the CLI with a distinctive key
  * (with `+`, `/` and `=` in it, so its URL-encoded and JSON forms differ from the raw one) at
  * debug level, half of the runs logging to `log.file` and half to stderr, with the error paths
  * included: a wrong key (401), 5xx with retries, resets, a truncated download, a paid POST
