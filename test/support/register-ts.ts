@@ -12,9 +12,15 @@
  * Used by the tests only: vitest starts its workers with it (vitest.config.ts `execArgv`), and the
  * child processes the tests start get it from `nodeArgsForSources()` (test/helpers/cli.ts).
  */
-import { registerHooks } from 'node:module';
+import { enableCompileCache, registerHooks } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const RELATIVE_JS = /^\.{1,2}\/.*\.js$/;
+
+// The tests start the same sources in well over a hundred processes and threads: Node's compile
+// cache (keyed by each file's content, so never stale) keeps their compiled, type-stripped code,
+// which about halved a CLI child's start on Node 24 and 26 here. Git-ignored, like all of .tmp/.
+enableCompileCache(fileURLToPath(new URL('../../.tmp/node-compile-cache', import.meta.url)));
 
 registerHooks({
   resolve(specifier, context, nextResolve) {
