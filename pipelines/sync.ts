@@ -90,9 +90,10 @@ export async function syncPipeline(
     ctx,
     PIPELINE,
     // A sync is a bulk write: the mirror writes run on a writer thread (src/mirror/profile-writer.ts),
-    // so fetching is not held up by them; that thread also does the WAL checkpoints.
+    // so fetching is not held up by them; that thread also does the WAL checkpoints. The context
+    // may choose the calling thread instead (RunContext.openProfileWriter).
     async (run) => {
-      const writer = await openProfileWriter(run.ctx.mirror);
+      const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
       try {
         return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();
       } finally {

@@ -22,13 +22,18 @@ export class StartGate {
   private reread: Promise<void> | undefined;
   private committedAtLastReread = -1;
 
-  constructor(
-    private readonly scope: EnrichScope,
-    readonly budget: CreditBudget,
-    private readonly waitDeadlineMs: number,
-    /** The last account reading, named when the account turns out too poor. */
-    private lastAccount: AccountFigures,
-  ) {}
+  private readonly scope: EnrichScope;
+  readonly budget: CreditBudget;
+  private readonly waitDeadlineMs: number;
+  /** The last account reading, named when the account turns out too poor. */
+  private lastAccount: AccountFigures;
+
+  constructor(scope: EnrichScope, budget: CreditBudget, waitDeadlineMs: number, lastAccount: AccountFigures) {
+    this.scope = scope;
+    this.budget = budget;
+    this.waitDeadlineMs = waitDeadlineMs;
+    this.lastAccount = lastAccount;
+  }
 
   startsStopped(): boolean {
     return (

@@ -70,12 +70,14 @@ class EnrichRun {
   private readonly waitDeadlineMs: number;
   private readonly queue: TaskQueue;
 
-  constructor(
-    private readonly ctx: RunContext,
-    runId: number,
-    private readonly options: EnrichOptions,
-    private readonly stats: EnrichStats,
-  ) {
+  private readonly ctx: RunContext;
+  private readonly options: EnrichOptions;
+  private readonly stats: EnrichStats;
+
+  constructor(ctx: RunContext, runId: number, options: EnrichOptions, stats: EnrichStats) {
+    this.ctx = ctx;
+    this.options = options;
+    this.stats = stats;
     this.scope = { ctx, runId, stats, failures: [], nowIso: () => isoFromMs(ctx.clock()) };
     this.waitDeadlineMs = ctx.clock() + (options.waitMs ?? ctx.config.enrich.waitMs);
     // Every run in flight polls with this signal: `concurrency` listeners at once is expected.

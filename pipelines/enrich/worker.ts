@@ -49,12 +49,17 @@ export class RunWorker {
   /** Queued domains that returned without a POST once starts stopped. */
   skippedInQueue = 0;
 
-  constructor(
-    private readonly scope: EnrichScope,
-    private readonly gate: StartGate,
-    private readonly strategy: string,
-    private readonly waitDeadlineMs: number,
-  ) {}
+  private readonly scope: EnrichScope;
+  private readonly gate: StartGate;
+  private readonly strategy: string;
+  private readonly waitDeadlineMs: number;
+
+  constructor(scope: EnrichScope, gate: StartGate, strategy: string, waitDeadlineMs: number) {
+    this.scope = scope;
+    this.gate = gate;
+    this.strategy = strategy;
+    this.waitDeadlineMs = waitDeadlineMs;
+  }
 
   /** One planned domain: reserve, record the intent, POST once, record the answer, follow the run. */
   async enrichDomain(domain: string): Promise<void> {

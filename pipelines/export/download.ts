@@ -15,11 +15,13 @@ export interface SavedFile {
 
 /** Raised when a body's length differs from the announced one (it broke off); worth another attempt. */
 export class BodyLengthError extends Error {
-  constructor(
-    readonly bytes: number,
-    readonly expectedBytes: number,
-  ) {
+  readonly bytes: number;
+  readonly expectedBytes: number;
+
+  constructor(bytes: number, expectedBytes: number) {
     super(`ended after ${bytes} of ${expectedBytes} bytes`);
+    this.bytes = bytes;
+    this.expectedBytes = expectedBytes;
     this.name = 'BodyLengthError';
   }
 }

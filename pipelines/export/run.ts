@@ -80,6 +80,12 @@ type Settled = {
   error?: { code: string; message: string };
 };
 
+/** The export's options once the format and the filters are settled. */
+type ExportRunOptions = ExportOptions & {
+  format: ExportFormat;
+  filters: Record<string, string | number | boolean>;
+};
+
 /**
  * One run's state machine: resume the unfinished export with the same parameters, or check and
  * create one; then poll and download until there is a verified file (creating a new export when
@@ -96,15 +102,16 @@ class ExportRun {
   private creditsSpentBefore: number | null = null;
   private creditsSpentThisRun = 0;
 
-  constructor(
-    private readonly ctx: RunContext,
-    private readonly runId: number,
-    private readonly options: ExportOptions & {
-      format: ExportFormat;
-      filters: Record<string, string | number | boolean>;
-    },
-    private readonly stats: ExportStats,
-  ) {
+  private readonly ctx: RunContext;
+  private readonly runId: number;
+  private readonly options: ExportRunOptions;
+  private readonly stats: ExportStats;
+
+  constructor(ctx: RunContext, runId: number, options: ExportRunOptions, stats: ExportStats) {
+    this.ctx = ctx;
+    this.runId = runId;
+    this.options = options;
+    this.stats = stats;
     this.api = ctx.api;
     this.filters = options.filters;
     this.format = options.format;

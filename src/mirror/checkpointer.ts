@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { siblingModule } from '../util/worker-module.js';
 import type { Mirror } from './database.js';
 import { mirrorInternals } from './database.js';
 
@@ -19,25 +19,11 @@ import { mirrorInternals } from './database.js';
 /** SQLite's default `wal_autocheckpoint` (pages), restored after a bulk write. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 
-// Plain CommonJS for an `eval` worker: the same code runs from dist/ and under vitest (which
-// cannot start a worker from a .ts file). better-sqlite3 is resolved here and passed in.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('busy_timeout = 0');
-db.pragma('synchronous = NORMAL');
-const checkpoint = () => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy: the next tick tries again */ }
-};
-let timer = setTimeout(function tick() { checkpoint(); timer = setTimeout(tick, workerData.intervalMs); }, workerData.intervalMs);
-parentPort.on('message', () => {
-  clearTimeout(timer);
-  checkpoint();
-  db.close();
-  parentPort.close();
-});
-`;
+/** What the worker thread (checkpointer-worker.ts) is started with. */
+export interface CheckpointerWorkerData {
+  path: string;
+  intervalMs: number;
+}
 
 /** Options of {@link withBackgroundCheckpoints}. */
 export interface BackgroundCheckpointOptions {
@@ -59,14 +45,12 @@ export async function withBackgroundCheckpoints<T>(
   const { sqlite } = mirrorInternals(mirror);
   let worker: Worker;
   try {
-    worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-        path: mirror.path,
-        intervalMs: Math.max(10, Math.trunc(options.intervalMs ?? 250)),
-      },
-    });
+    const workerData: CheckpointerWorkerData = {
+      path: mirror.path,
+      intervalMs: Math.max(10, Math.trunc(options.intervalMs ?? 250)),
+    };
+    // Beside this file with its extension: compiled in dist/, the .ts source under the tests.
+    worker = new Worker(siblingModule(import.meta.url, 'checkpointer-worker'), { workerData });
   } catch (error) {
     mirror.logger.debug('background checkpoints unavailable', { error: String(error) });
     return fn();

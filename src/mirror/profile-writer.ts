@@ -1,7 +1,6 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DomainSyncError } from '../util/domain-sync-error.js';
+import { siblingModule } from '../util/worker-module.js';
 import type { Mirror } from './database.js';
 import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
 import type {
@@ -49,6 +48,12 @@ export interface ProfileWriterOptions {
   cacheSizeKib?: number;
   /** How long a write waits for another writer's lock. @default 15000 */
   busyTimeoutMs?: number;
+  /**
+   * Write on the calling thread, through the mirror's own connection, instead of a worker thread:
+   * the same store functions and results, without the thread (an in-memory mirror always gets
+   * this). @default false
+   */
+  inline?: boolean;
 }
 
 /** Mirror writes done by a worker thread; see the file comment. */
@@ -76,51 +81,11 @@ interface Waiter {
 }
 
 /**
- * The worker is compiled JavaScript: from dist/ it sits beside this file; under vitest (sources
- * run as TypeScript, which a worker thread cannot load) it is taken from the build, which
- * `npm test` makes first. A build older than the store sources is refused rather than run.
+ * The worker's module, beside this file with this file's extension: the compiled `.js` in dist/,
+ * the `.ts` source when the tests run the sources (see src/util/worker-module.ts).
  */
 function workerScript(): URL {
-  // Checked once per process: every sync opens a writer, and the check walks three source folders.
-  builtWorker ??= findWorkerScript();
-  return builtWorker;
-}
-let builtWorker: URL | undefined;
-
-function findWorkerScript(): URL {
-  const here = new URL(import.meta.url);
-  if (!here.pathname.endsWith('.ts')) return new URL('./profile-writer-worker.js', here);
-  const built = new URL('../../dist/src/mirror/profile-writer-worker.js', here);
-  const builtPath = fileURLToPath(built);
-  if (!existsSync(builtPath)) {
-    throw new DomainSyncError(
-      'ERR_MIRROR_WRITER',
-      `the mirror writer thread needs the build (${builtPath} is missing): run npm run build`,
-    );
-  }
-  // Everything the worker runs lives in src/mirror, src/util and src/log.
-  const builtAt = statSync(builtPath).mtimeMs;
-  const newest = Math.max(
-    ...['./', '../util/', '../log/'].map((folder) => newestSource(new URL(folder, here))),
-  );
-  if (newest > builtAt) {
-    throw new DomainSyncError(
-      'ERR_MIRROR_WRITER',
-      'the build of the mirror writer thread is older than its sources (src/mirror, src/util, src/log): run npm run build',
-    );
-  }
-  return built;
-}
-
-/** Newest modification time of the .ts files under a folder (path ends with a slash). */
-function newestSource(dir: URL): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(new URL(`${entry.name}/`, dir)));
-    else if (entry.name.endsWith('.ts'))
-      newest = Math.max(newest, statSync(new URL(entry.name, dir)).mtimeMs);
-  }
-  return newest;
+  return siblingModule(import.meta.url, 'profile-writer-worker');
 }
 
 /**
@@ -163,8 +128,8 @@ function replyError(reply: WriterReply): DomainSyncError {
 
 /**
  * Starts the writer thread on `mirror`'s file and waits until its connection is open. Throws
- * `ERR_MIRROR_WRITER` if it cannot start. An in-memory mirror gets a writer on the calling
- * thread instead (a second connection could not see it).
+ * `ERR_MIRROR_WRITER` if it cannot start. With `inline`, and always for an in-memory mirror (a
+ * second connection could not see it), the writer runs on the calling thread instead.
  */
 export async function openProfileWriter(
   mirror: Mirror,
@@ -173,7 +138,7 @@ export async function openProfileWriter(
   if (mirror.readonly) {
     throw new DomainSyncError('ERR_MIRROR_WRITER', `the mirror ${mirror.path} is open read-only`);
   }
-  if (mirror.path === ':memory:') return inlineWriter(mirror);
+  if (options.inline || mirror.path === ':memory:') return inlineWriter(mirror);
   const maxPending = Math.max(1, Math.trunc(options.maxPending ?? 8));
   const workerData: WriterWorkerData = {
     path: mirror.path,

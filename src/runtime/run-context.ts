@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { openMirror, type Mirror } from '../mirror/database.js';
+import { openProfileWriter, type ProfileWriter } from '../mirror/profile-writer.js';
 import { systemClock, type Clock } from '../util/time.js';
 import { noopProgress, type Progress } from './progress.js';
 
@@ -18,6 +19,12 @@ export interface RunContext {
   signal: AbortSignal;
   progress: Progress;
   clock: Clock;
+  /**
+   * Opens the writer a sync writes `mirror` through (src/mirror/profile-writer.ts). Set by
+   * {@link openRunContext} as its `profileWriter` option says; a context built without it gets
+   * the worker thread.
+   */
+  openProfileWriter?: (mirror: Mirror) => Promise<ProfileWriter>;
 }
 
 /** Options of {@link openRunContext}. */
@@ -31,6 +38,12 @@ export interface OpenRunContextOptions {
   signal?: AbortSignal;
   progress?: Progress;
   clock?: Clock;
+  /**
+   * Where a sync's mirror writes run: `thread`, a worker thread with its own connection, so
+   * fetching is not held up by writing; or `inline`, the calling thread (same store functions and
+   * results; the tests run the sync both ways). @default 'thread'
+   */
+  profileWriter?: 'thread' | 'inline';
 }
 
 /** A {@link RunContext} that owns its client and mirror; `close()` releases both. */
@@ -68,6 +81,7 @@ export async function openRunContext(options: OpenRunContextOptions): Promise<Ow
     signal,
     progress: options.progress ?? noopProgress,
     clock: options.clock ?? systemClock,
+    openProfileWriter: (target) => openProfileWriter(target, { inline: options.profileWriter === 'inline' }),
     async close() {
       await client.close();
       await mirror.close();

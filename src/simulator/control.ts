@@ -6,11 +6,10 @@ import type { CanonicalFilter, FaultRule, SimulatorControl, TruthProfile, UrlSty
 
 /** A control-surface error with an HTTP status (400 bad input, 404 unknown domain). */
 export class ControlError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
+  readonly status: number;
+  constructor(status: number, message: string) {
     super(message);
+    this.status = status;
     this.name = 'ControlError';
   }
 }

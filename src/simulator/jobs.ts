@@ -70,11 +70,15 @@ export class Jobs {
   private readonly pendingRuns = new Set<RunRecord>();
   private readonly pendingExports = new Set<ExportRecord>();
 
-  constructor(
-    private readonly options: JobsOptions,
-    private readonly catalogue: Catalogue,
-    private readonly ledger: Ledger,
-  ) {}
+  private readonly options: JobsOptions;
+  private readonly catalogue: Catalogue;
+  private readonly ledger: Ledger;
+
+  constructor(options: JobsOptions, catalogue: Catalogue, ledger: Ledger) {
+    this.options = options;
+    this.catalogue = catalogue;
+    this.ledger = ledger;
+  }
 
   /**
    * Starts a run whose credits are already reserved. It lasts 30–120 s × timeScale

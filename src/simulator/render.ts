@@ -11,10 +11,13 @@ type Json = Record<string, unknown>;
  * timestamps and unknown extra fields on every object, chosen deterministically from the content.
  */
 export class Renderer {
-  constructor(
-    private readonly quirks: boolean,
-    private readonly seed: number,
-  ) {}
+  private readonly quirks: boolean;
+  private readonly seed: number;
+
+  constructor(quirks: boolean, seed: number) {
+    this.quirks = quirks;
+    this.seed = seed;
+  }
 
   /** A timestamp as sent: canonical, or in quirks mode sometimes `+00:00` or without milliseconds. */
   ts(value: string): string;

@@ -1,5 +1,8 @@
-import Database from 'better-sqlite3';
 import type { RunningSimulator } from '../../src/simulator/index.js';
+import { readMirror } from './mirror.js';
+
+/** The JSON sections of a profile, stored in `domain_sections`. */
+const SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domains'] as const;
 
 interface DomainRow {
   domain_normalized: string;
@@ -16,23 +19,30 @@ interface DomainRow {
 }
 
 /**
- * Compares the mirror file with the simulator's truth, row for row, for `domains` (or every
- * domain the simulator lists) and returns human-readable differences (empty = equal).
- * Reads SQLite with its own better-sqlite3 connection, independent of the code under test.
+ * The tests' one comparison of a mirror with the simulator's truth: for `domains` (or every domain
+ * the simulator lists), the domain row, the current licences and payment methods (none missing,
+ * none extra) and, unless `sections: false`, every section's JSON (with every field of the truth;
+ * fields the service added beyond it, which the mirror keeps, are allowed). Returns human-readable
+ * differences: empty means equal, and an empty list of domains is a difference (comparing nothing
+ * proves nothing). Reads the file with its own connection ({@link readMirror}).
  */
 export function diffMirrorWithTruth(
   dbPath: string,
   sim: RunningSimulator,
   domains?: readonly string[],
+  options: { sections?: boolean } = {},
 ): string[] {
-  const diffs: string[] = [];
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    const wanted = domains ?? sim.control.truth.listDomains();
+  const wanted = domains ?? sim.control.truth.listDomains();
+  if (wanted.length === 0) return ['no domains to compare'];
+  return readMirror(dbPath, (db) => {
+    const diffs: string[] = [];
     const domainStmt = db.prepare('SELECT * FROM domains WHERE domain_normalized = ?');
     const licStmt = db.prepare('SELECT * FROM licenses WHERE domain_normalized = ? AND removed_at IS NULL');
     const pmStmt = db.prepare(
       'SELECT * FROM payment_methods WHERE domain_normalized = ? AND removed_at IS NULL',
+    );
+    const sectionStmt = db.prepare(
+      'SELECT data FROM domain_sections WHERE domain_normalized = ? AND section = ?',
     );
     for (const name of wanted) {
       const truth = sim.control.truth.profile(name);
@@ -106,25 +116,35 @@ export function diffMirrorWithTruth(
       }
       for (const key of methods.keys())
         diffs.push(`${name}: payment method ${key} active in the mirror but not in truth`);
+      if (options.sections === false) continue;
+      for (const section of SECTIONS) {
+        const stored = sectionStmt.get(name, section) as { data: string } | undefined;
+        if (!stored) diffs.push(`${name}: section ${section} missing`);
+        else if (!holdsTruth(JSON.parse(stored.data), truth[section]))
+          diffs.push(`${name}: section ${section} = ${stored.data}, truth ${JSON.stringify(truth[section])}`);
+      }
     }
-  } finally {
-    db.close();
-  }
-  return diffs;
+    return diffs;
+  });
 }
 
-/** Runs one read-only query against the mirror file with an independent connection. */
-export function queryMirror<T = Record<string, unknown>>(
-  dbPath: string,
-  sql: string,
-  ...params: unknown[]
-): T[] {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
+/**
+ * True when `stored` has every value of `truth`: the same scalars, arrays of the same length
+ * element by element, and objects with at least the truth's keys (a quirky service adds fields).
+ */
+function holdsTruth(stored: unknown, truth: unknown): boolean {
+  if (Array.isArray(truth))
+    return (
+      Array.isArray(stored) &&
+      stored.length === truth.length &&
+      truth.every((t, i) => holdsTruth(stored[i], t))
+    );
+  if (truth !== null && typeof truth === 'object') {
+    if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return false;
+    const record = stored as Record<string, unknown>;
+    return Object.entries(truth).every(([key, value]) => key in record && holdsTruth(record[key], value));
   }
+  return Object.is(stored, truth);
 }
 
 /** Profile GETs (`GET /domains/:domain`) the simulator served since its logs were last reset. */

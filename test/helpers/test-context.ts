@@ -4,7 +4,11 @@ import { onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/config.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { openRunContext, type OwnedRunContext } from '../../src/runtime/run-context.js';
+import {
+  openRunContext,
+  type OpenRunContextOptions,
+  type OwnedRunContext,
+} from '../../src/runtime/run-context.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { tempDir } from './temp-dir.js';
 
@@ -44,11 +48,17 @@ export async function writeTestConfig(
 
 /**
  * A real RunContext (client over loopback HTTP to `sim`, mirror in a temp SQLite file) with a
- * MemoryLogger, closed when the test finishes.
+ * MemoryLogger, closed when the test finishes. `profileWriter` picks where a sync's mirror writes
+ * run (the worker thread by default, as in the product).
  */
 export async function openTestContext(
   sim: RunningSimulator,
-  options: { dir?: string; config?: Record<string, unknown>; signal?: AbortSignal } = {},
+  options: {
+    dir?: string;
+    config?: Record<string, unknown>;
+    signal?: AbortSignal;
+    profileWriter?: OpenRunContextOptions['profileWriter'];
+  } = {},
 ): Promise<OwnedRunContext & { dir: string; memoryLogger: MemoryLogger; configPath: string }> {
   const dir = options.dir ?? (await tempDir());
   const { path, config } = await writeTestConfig(dir, options.config);
@@ -59,6 +69,7 @@ export async function openTestContext(
     baseUrl: sim.baseUrl,
     logger: memoryLogger,
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.profileWriter ? { profileWriter: options.profileWriter } : {}),
   });
   onTestFinished(() => ctx.close());
   return Object.assign(ctx, { dir, memoryLogger, configPath: path });

@@ -5,8 +5,9 @@ import { noopLogger } from '../../../src/log/logger.js';
 import { openMirror } from '../../../src/mirror/database.js';
 import { SNAPSHOT_TABLES } from '../../../src/mirror/store/snapshot.js';
 import { noopProgress } from '../../../src/runtime/progress.js';
-import { buildSnapshotFixture, cli, sqliteRows } from '../snapshot/fixture.js';
+import { buildSnapshotFixture, cli } from '../snapshot/fixture.js';
 import type { SnapshotFixture } from '../snapshot/fixture.js';
+import { queryMirrorExact } from '../../helpers/mirror.js';
 
 let fx: SnapshotFixture;
 
@@ -73,7 +74,7 @@ describe('status: snapshots and exports in progress', () => {
     );
     expect(today.exitCode).toBe(0);
     const todayDate = (today.json!.stats as { snapshotDate: string }).snapshotDate;
-    const licences = Number(sqliteRows(fx.mirrorPath, 'SELECT count(*) AS n FROM licenses')[0]!.n);
+    const licences = Number(queryMirrorExact(fx.mirrorPath, 'SELECT count(*) AS n FROM licenses')[0]!.n);
 
     const run = await status('--json');
     expect(run.exitCode).toBe(0);

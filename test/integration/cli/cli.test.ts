@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliProcess, startCliProcess } from '../../helpers/cli.js';
+import { runCli, startCli } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
@@ -16,20 +16,20 @@ function onlyJson(stdout: string): Record<string, unknown> {
 describe('domain-sync simulate + account', () => {
   it('serves, and account prints the account with any client_ key; --json prints one object', async () => {
     const dir = await tempDir();
-    const sim = startCliProcess(['simulate', '--port', '0', '--domains', '5000', '--seed', '1'], {
+    const sim = startCli(['simulate', '--port', '0', '--domains', '5000', '--seed', '1'], {
       cwd: dir,
     });
-    const [, origin] = await sim.waitFor(/simulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const [, origin] = await sim.waitForOutput(/simulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
     const baseUrl = `${origin}/api/v1/igaming`;
     const env = { DOMAIN_SYNC_API_KEY: 'client_x' };
 
-    const human = await runCliProcess(['account', '--base-url', baseUrl], { env, cwd: dir });
+    const human = await runCli(['account', '--base-url', baseUrl], { env, cwd: dir });
     expect(human.stderr).not.toContain('client_x');
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/plan\s+simulator/);
     expect(human.stdout).toMatch(/available credits\s+100000/);
 
-    const json = await runCliProcess(['account', '--json', '--base-url', baseUrl], { env, cwd: dir });
+    const json = await runCli(['account', '--json', '--base-url', baseUrl], { env, cwd: dir });
     expect(json.code).toBe(0);
     const summary = onlyJson(json.stdout);
     expect(summary).toMatchObject({ command: 'account', ok: true, exitCode: 0 });
@@ -40,7 +40,7 @@ describe('domain-sync simulate + account', () => {
     });
 
     // Global flags before the command name work the same.
-    const before = await runCliProcess(['--json', '--base-url', baseUrl, 'account'], { env, cwd: dir });
+    const before = await runCli(['--json', '--base-url', baseUrl, 'account'], { env, cwd: dir });
     expect(onlyJson(before.stdout)).toMatchObject({ command: 'account', ok: true });
 
     sim.child.kill('SIGTERM');
@@ -52,7 +52,7 @@ describe('domain-sync simulate + account', () => {
 describe('exit statuses and errors', () => {
   it('a missing DOMAIN_SYNC_API_KEY is exit 2 naming the variable', async () => {
     const dir = await tempDir();
-    const run = await runCliProcess(['account', '--base-url', 'http://127.0.0.1:9/api/v1/igaming'], {
+    const run = await runCli(['account', '--base-url', 'http://127.0.0.1:9/api/v1/igaming'], {
       cwd: dir,
     });
     expect(run.code).toBe(2);
@@ -63,7 +63,7 @@ describe('exit statuses and errors', () => {
   it('a config error is exit 2 naming the key path, with --json printing one object', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'config.json'), JSON.stringify({ api: { timeoutMs: 'soon' }, extra: true }));
-    const run = await runCliProcess(['status', '--json'], { cwd: dir });
+    const run = await runCli(['status', '--json'], { cwd: dir });
     expect(run.code).toBe(2);
     const summary = onlyJson(run.stdout);
     expect(summary).toMatchObject({ ok: false, exitCode: 2, error: { code: 'ERR_CONFIG' } });
@@ -73,22 +73,22 @@ describe('exit statuses and errors', () => {
 
   it('bad usage is exit 2', async () => {
     const dir = await tempDir();
-    expect((await runCliProcess(['sync', '--concurrency', 'lots'], { cwd: dir })).code).toBe(2);
-    expect((await runCliProcess(['frobnicate'], { cwd: dir })).code).toBe(2);
-    const badFilter = await runCliProcess(['sync', '--filter', 'country=de'], {
+    expect((await runCli(['sync', '--concurrency', 'lots'], { cwd: dir })).code).toBe(2);
+    expect((await runCli(['frobnicate'], { cwd: dir })).code).toBe(2);
+    const badFilter = await runCli(['sync', '--filter', 'country=de'], {
       cwd: dir,
       env: { DOMAIN_SYNC_API_KEY: 'client_x', DOMAIN_SYNC_BASE_URL: 'http://127.0.0.1:9/api/v1/igaming' },
     });
     expect(badFilter.code).toBe(2);
     expect(badFilter.stderr).toMatch(/unknown filter "country"/);
-    expect((await runCliProcess(['--help'], { cwd: dir })).code).toBe(0);
+    expect((await runCli(['--help'], { cwd: dir })).code).toBe(0);
   });
 
   it('a rejected key is exit 3 and the key appears nowhere in the output', async () => {
     const sim = await startTestSimulator({ domains: 50, apiKeys: ['client_right'] });
     const dir = await tempDir();
     const secret = 'client_wrong_but_secret_123';
-    const run = await runCliProcess(['account', '--json', '--base-url', sim.baseUrl], {
+    const run = await runCli(['account', '--json', '--base-url', sim.baseUrl], {
       cwd: dir,
       env: { DOMAIN_SYNC_API_KEY: secret },
     });
@@ -102,7 +102,7 @@ describe('exit statuses and errors', () => {
     const dir = await tempDir();
     const { path } = await writeTestConfig(dir, { api: { maxRetries: 1 } });
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
-    const ok = await runCliProcess(['sync', '--json', '--config', path], { cwd: dir, env });
+    const ok = await runCli(['sync', '--json', '--config', path], { cwd: dir, env });
     expect(ok.code).toBe(0);
     expect(onlyJson(ok.stdout)).toMatchObject({
       command: 'sync',
@@ -115,7 +115,7 @@ describe('exit statuses and errors', () => {
     sim.control.setFaults([
       { method: 'GET', path: `/domains/${encodeURIComponent(bad)}`, kind: 'malformed' },
     ]);
-    const failed = await runCliProcess(['--config', path, 'sync', '--json'], { cwd: dir, env });
+    const failed = await runCli(['--config', path, 'sync', '--json'], { cwd: dir, env });
     expect(failed.code).toBe(1);
     const summary = onlyJson(failed.stdout);
     expect(summary).toMatchObject({

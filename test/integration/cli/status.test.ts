@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
 import { tryAcquireLock } from '../../../src/mirror/store/locks.js';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
@@ -18,9 +18,9 @@ describe('status --json', () => {
     const dir = await tempDir();
     const { path, config } = await writeTestConfig(dir, { api: { pollIntervalMs: 20 } });
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
-    expect((await runCliProcess(['sync', '--config', path], { cwd: dir, env })).code).toBe(0);
+    expect((await runCli(['sync', '--config', path], { cwd: dir, env })).code).toBe(0);
     const domains = sim.control.truth.listDomains().slice(0, 2);
-    const enrich = await runCliProcess(
+    const enrich = await runCli(
       [
         'enrich',
         '--config',
@@ -50,7 +50,7 @@ describe('status --json', () => {
     });
     await mirror.close();
 
-    const status = await runCliProcess(['status', '--json', '--config', path], { cwd: dir });
+    const status = await runCli(['status', '--json', '--config', path], { cwd: dir });
     expect(status.code).toBe(0);
     const summary = JSON.parse(status.stdout) as {
       lastRuns: Array<{ pipeline: string; status: string; credits_spent: number }>;
@@ -82,7 +82,7 @@ describe('status --json', () => {
     });
     expect(summary.locks[0]).not.toHaveProperty('token');
 
-    const human = await runCliProcess(['status', '--config', path], { cwd: dir });
+    const human = await runCli(['status', '--config', path], { cwd: dir });
     expect(human.stdout).toMatch(/nightly \(pid 424242 on elsewhere\)/);
   });
 });

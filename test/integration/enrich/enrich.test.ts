@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { enrichPipeline } from '../../../pipelines/enrich/index.js';
-import { runCliProcess, startCliProcess } from '../../helpers/cli.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { runCli, startCli } from '../../helpers/cli.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import {
   billedPostsPerDomain,
   enrichmentPosts,
@@ -35,7 +35,7 @@ describe('enrich against the simulator', () => {
   it('30 stale domains, 5 cached, --budget 100: ≤ 100 credits billed, nobody twice, cached free, mirror and ledger agree', async () => {
     const setup = await syncedSetup({ domains: 30, seed: 11, cacheWindowMs: 3_600_000 }, { cachedCount: 5 });
     const { sim, dbPath } = setup;
-    const run = await runCliProcess(
+    const run = await runCli(
       cliArgs(setup, '--budget', '100', '--stale-after', '1ms', '--concurrency', '4'),
       {
         env: env(sim),
@@ -148,7 +148,7 @@ describe('enrich against the simulator', () => {
       { config: { lock: { lease: '2s', wait: '20s' } } },
     );
     const { sim, dbPath } = setup;
-    const first = startCliProcess(
+    const first = startCli(
       cliArgs(setup, '--budget', '50', '--stale-after', '1ms', '--concurrency', '5', '--log-level', 'info'),
       {
         env: env(sim),
@@ -161,11 +161,11 @@ describe('enrich against the simulator', () => {
         "SELECT count(*) AS n FROM enrichment_runs WHERE status = 'pending'",
       );
       if (pending >= 5) break;
-      if (first.child.exitCode !== null) throw new Error(`enrich exited early: ${first.output().stderr}`);
+      if (first.child.exitCode !== null) throw new Error(`enrich exited early: ${first.stderr()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('close', r));
+    first.kill();
+    await first.exited;
     const pendingIds = queryMirror<{ id: number; domain: string }>(
       dbPath,
       "SELECT id, domain FROM enrichment_runs WHERE status = 'pending'",
@@ -175,7 +175,7 @@ describe('enrich against the simulator', () => {
     sim.control.advanceClock(130_000);
 
     // New runs of the second invocation take 6–24 s: they are left pending after a short wait.
-    const second = await runCliProcess(
+    const second = await runCli(
       cliArgs(setup, '--budget', '50', '--stale-after', '1ms', '--concurrency', '5', '--wait', '2s'),
       {
         env: env(sim),
@@ -215,7 +215,7 @@ describe('enrich against the simulator', () => {
   it('an account with 25 credits: stops before a third paid start, exit 3 with the figures, the two runs complete', async () => {
     const setup = await syncedSetup({ domains: 20, seed: 4, credits: 25 });
     const { sim, dbPath } = setup;
-    const run = await runCliProcess(
+    const run = await runCli(
       cliArgs(setup, '--budget', '100', '--stale-after', '1ms', '--concurrency', '4'),
       { env: env(sim) },
     );
@@ -360,7 +360,7 @@ describe('enrich against the simulator', () => {
   it('--dry-run prints the plan and spends nothing; --domain enriches a fresh domain within the budget', async () => {
     const setup = await syncedSetup({ domains: 12, seed: 3 });
     const { sim } = setup;
-    const dry = await runCliProcess(cliArgs(setup, '--dry-run', '--budget', '30', '--stale-after', '1ms'), {
+    const dry = await runCli(cliArgs(setup, '--dry-run', '--budget', '30', '--stale-after', '1ms'), {
       env: {},
     });
     expect(dry.code).toBe(0);
@@ -375,7 +375,7 @@ describe('enrich against the simulator', () => {
     const fresh = sim.control.truth.listDomains()[0]!;
     sim.control.mutate.reenrich(fresh);
     sim.control.advanceClock(2 * 86_400_000); // beyond the 24 h cache window, still "fresh" for 30d
-    const run = await runCliProcess(cliArgs(setup, '--domain', fresh, '--budget', '10'), { env: env(sim) });
+    const run = await runCli(cliArgs(setup, '--domain', fresh, '--budget', '10'), { env: env(sim) });
     expect(run.code).toBe(0);
     const posts = enrichmentPosts(sim);
     expect(posts.map((u) => u.domain)).toEqual([fresh]);

@@ -3,7 +3,7 @@ import { syncPipeline } from '../../../pipelines/sync.js';
 import type { LogFields, Logger } from '../../../src/log/logger.js';
 import { MemoryLogger } from '../../../src/log/logger.js';
 import type { RunningSimulator, SimulatorOptions, UsageEntry } from '../../../src/simulator/index.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
 

@@ -6,16 +6,11 @@ import type { ExportOptions } from '../../../pipelines/export/index.js';
 import { getExport as getStoredExport } from '../../../src/mirror/store/exports.js';
 import type { OwnedRunContext } from '../../../src/runtime/run-context.js';
 import type { RunningSimulator, SimulatorOptions } from '../../../src/simulator/index.js';
+import { queryMirror } from '../../helpers/mirror.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import {
-  expectMirrorEqualsTruth,
-  exportPosts,
-  openTestContext,
-  replaceDownloadedFile,
-  rows,
-  sha256File,
-} from './helpers.js';
+import { exportPosts, openTestContext, replaceDownloadedFile, sha256File } from './helpers.js';
 
 const SIM: SimulatorOptions = { domains: 300, timeScale: 0.01, seed: 7 };
 
@@ -49,8 +44,8 @@ describe('export pipeline against the simulator', () => {
       expect(result.stats.rowsLoaded).toBe(0);
       const c = await ctx();
       try {
-        const [stored] = rows<{ download_status: string; rows_loaded: number }>(
-          c.mirror,
+        const [stored] = queryMirror<{ download_status: string; rows_loaded: number }>(
+          c.mirror.path,
           `SELECT download_status, rows_loaded FROM exports WHERE id = ${result.stats.exportId!}`,
         );
         expect(stored).toEqual({ download_status: 'loaded', rows_loaded: 0 });
@@ -76,16 +71,16 @@ describe('export pipeline against the simulator', () => {
 
       const c = await ctx();
       try {
-        expectMirrorEqualsTruth(sim, c.mirror, truthDomains);
-        const [count] = rows<{ n: number }>(c.mirror, 'SELECT count(*) AS n FROM domains');
+        expect(diffMirrorWithTruth(c.mirror.path, sim, truthDomains)).toEqual([]);
+        const [count] = queryMirror<{ n: number }>(c.mirror.path, 'SELECT count(*) AS n FROM domains');
         expect(count!.n).toBe(truthDomains.length);
         const stored = getStoredExport(c.mirror, s.exportId!)!;
         expect(stored.checksum).toBe(s.sha256);
         expect(stored.byte_count).toBe(readFileSync(s.filePath!).length);
         expect(stored.loaded_at).not.toBeNull();
         // Actual credits in the ledger, with the estimate next to them.
-        const ledger = rows<{ credits: number; estimated_credits: number; entry_key: string }>(
-          c.mirror,
+        const ledger = queryMirror<{ credits: number; estimated_credits: number; entry_key: string }>(
+          c.mirror.path,
           "SELECT credits, estimated_credits, entry_key FROM credit_ledger WHERE operation = 'export'",
         );
         expect(ledger).toEqual([
@@ -158,7 +153,7 @@ describe('export pipeline against the simulator', () => {
     expect(readdirSync(join(result.stats.filePath!, '..')).filter((n) => n.endsWith('.part'))).toEqual([]);
     const c = await ctx();
     try {
-      expectMirrorEqualsTruth(sim, c.mirror, truth);
+      expect(diffMirrorWithTruth(c.mirror.path, sim, truth)).toEqual([]);
     } finally {
       await c.close();
     }
@@ -183,7 +178,7 @@ describe('export pipeline against the simulator', () => {
     expect(exportPosts(sim)).toBe(1);
     const c = await ctx();
     try {
-      expect(rows<{ n: number }>(c.mirror, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
+      expect(queryMirror<{ n: number }>(c.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
     } finally {
       await c.close();
     }
@@ -228,8 +223,11 @@ describe('export pipeline against the simulator', () => {
     expect(result.stats.rowsLoaded).toBe(truth.length);
     const c = await ctx();
     try {
-      expectMirrorEqualsTruth(sim, c.mirror, truth, { sections: false });
-      const raw = rows<{ raw_profile: string }>(c.mirror, 'SELECT raw_profile FROM domains LIMIT 1')[0]!;
+      expect(diffMirrorWithTruth(c.mirror.path, sim, truth, { sections: false })).toEqual([]);
+      const raw = queryMirror<{ raw_profile: string }>(
+        c.mirror.path,
+        'SELECT raw_profile FROM domains LIMIT 1',
+      )[0]!;
       expect(JSON.parse(raw.raw_profile)).toHaveProperty('x_sim_revision');
     } finally {
       await c.close();
@@ -254,7 +252,7 @@ describe('export pipeline against the simulator', () => {
     expect(bad.error?.message).toMatch(/no domain_normalized column .*columns found: domain, company_name/);
     c = await ctx();
     try {
-      expect(rows<{ n: number }>(c.mirror, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
+      expect(queryMirror<{ n: number }>(c.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
       expect(getStoredExport(c.mirror, id)!.download_status).toBe('load_failed');
       // A good file again (e.g. a fixed layout): the same export resumes, nothing is bought.
       replaceDownloadedFile(c.mirror, id, path, good);
@@ -289,7 +287,7 @@ describe('export pipeline against the simulator', () => {
     expect(result.error?.message).toMatch(/nothing was loaded/);
     c = await ctx();
     try {
-      expect(rows<{ n: number }>(c.mirror, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
+      expect(queryMirror<{ n: number }>(c.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
     } finally {
       await c.close();
     }

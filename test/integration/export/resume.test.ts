@@ -1,48 +1,18 @@
-import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
+import { startCli as startCliProcess, type CliProcess } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { exportPosts, writeTestConfig } from './helpers.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-const CLI = join(ROOT, 'dist/src/cli/main.js');
-
-beforeAll(() => {
-  // `npm test` builds first; a direct `vitest run` of this file may not have.
-  // The compiler runs on the Node running the tests, not on whatever `node` is first on PATH.
-  if (!existsSync(CLI))
-    execFileSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: ROOT,
-        stdio: 'inherit',
-      },
-    );
-}, 240_000);
-
-interface Child {
-  kill(): void;
-  exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
-
-function startCli(sim: RunningSimulator, dir: string, args: string[]): Child {
-  const child = spawn(process.execPath, [CLI, ...args, '--config', join(dir, 'config.json'), '--json'], {
+/** `domain-sync ARGS --config DIR/config.json --json` with the key and base URL of `sim`. */
+function startCli(sim: RunningSimulator, dir: string, args: string[]): CliProcess {
+  return startCliProcess([...args, '--config', join(dir, 'config.json'), '--json'], {
     cwd: dir,
-    env: { ...process.env, DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return {
-    kill: () => child.kill('SIGKILL'),
-    exited: new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr }))),
-  };
 }
 
 /** Waits (polling, no timing assertion) until `condition` holds. */

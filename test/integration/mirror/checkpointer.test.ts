@@ -43,6 +43,8 @@ describe('withBackgroundCheckpoints', () => {
             await new Promise((resolve) => setTimeout(resolve, 50));
           }
           expect(statSync(path).size).toBeGreaterThan(sizeBefore + 8 * 1024 * 1024);
+          // Still off: the worker did not fail (a failing worker gives the writer its checkpoints back).
+          expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(0);
         },
         { intervalMs: 20 },
       );

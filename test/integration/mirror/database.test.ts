@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrateMirror, openMirror } from '../../../src/mirror/database.js';
@@ -114,8 +115,28 @@ describe('openMirror concurrency', () => {
     const dir = await tempDir();
     const path = join(dir, 'mirror.sqlite');
     await (await openMirror(path)).close();
-    const [a, b] = await Promise.all([openMirror(path), openMirror(path)]);
-    await a.close();
-    await b.close();
+    // Another connection holds the write lock, and neither open may wait for it (busy timeout 0):
+    // opening an up-to-date mirror takes no write lock, so both opens succeed and can read.
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const [a, b] = await Promise.all([
+        openMirror(path, { busyTimeoutMs: 0 }),
+        openMirror(path, { busyTimeoutMs: 0 }),
+      ]);
+      try {
+        for (const mirror of [a, b]) {
+          expect(await migrateMirror(mirror)).toEqual({ applied: [] });
+          const count = await sql<{ n: number }>`SELECT count(*) AS n FROM domains`.execute(mirror.db);
+          expect(count.rows[0]!.n).toBe(0);
+        }
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
   });
 });

@@ -134,6 +134,25 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/closed/);
   });
 
+  it('with inline, writes on the calling thread: the row is there before the promise settles', async () => {
+    const mirror = await tempMirror();
+    const names = async (): Promise<string[]> =>
+      (await mirror.db.selectFrom('domains').select('domain_normalized').execute()).map(
+        (r) => r.domain_normalized,
+      );
+    const threaded = await openProfileWriter(mirror);
+    const viaThread = threaded.writeProfiles([profile('t.example')], T1);
+    expect(await names()).toEqual([]);
+    await viaThread;
+    await threaded.close();
+
+    const inline = await openProfileWriter(mirror, { inline: true });
+    const viaInline = inline.writeProfiles([profile('i.example')], T1);
+    expect((await names()).sort()).toEqual(['i.example', 't.example']);
+    expect(await viaInline).toEqual({ profilesWritten: 1, failures: [] });
+    await inline.close();
+  });
+
   it('refuses a read-only mirror, and writes on the calling thread for an in-memory one', async () => {
     const dir = await tempDir('writer-test-');
     const path = join(dir, 'mirror.sqlite');

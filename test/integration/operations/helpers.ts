@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
+import { readMirror } from '../../helpers/mirror.js';
 import { testConfigFile } from '../../helpers/test-context.js';
 
 /** Writes `config.json` (test defaults + `overrides`) into `dir`; returns its path. */
@@ -31,16 +31,12 @@ export interface RunRow {
   pid: number | null;
 }
 
-/** Reads `pipeline_runs` and `locks` from the mirror file with a fresh read-only connection. */
-export function readMirror(dbPath: string): { runs: RunRow[]; locks: Array<Record<string, unknown>> } {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    const runs = db.prepare('SELECT * FROM pipeline_runs ORDER BY id').all() as RunRow[];
-    const locks = db.prepare('SELECT * FROM locks').all() as Array<Record<string, unknown>>;
-    return { runs, locks };
-  } finally {
-    db.close();
-  }
+/** `pipeline_runs` (by id) and `locks`, read from the mirror file in one go ({@link readMirror}). */
+export function runsAndLocks(dbPath: string): { runs: RunRow[]; locks: Array<Record<string, unknown>> } {
+  return readMirror(dbPath, (db) => ({
+    runs: db.prepare('SELECT * FROM pipeline_runs ORDER BY id').all() as RunRow[],
+    locks: db.prepare('SELECT * FROM locks').all() as Array<Record<string, unknown>>,
+  }));
 }
 
 /** True when no two of `runs` overlap in time (each ends before the next one starts). */

@@ -1,19 +1,38 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MemoryLogger } from '../../../src/log/logger.js';
 import { openMirror, type Mirror } from '../../../src/mirror/database.js';
 import { listLocks, tryAcquireLock } from '../../../src/mirror/store/locks.js';
 import { acquireMirrorLock, LockedError, type MirrorLockContext } from '../../../src/runtime/lock.js';
+import { isoFromMs } from '../../../src/util/time.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
-async function lockContext(mirror?: Mirror): Promise<MirrorLockContext & { mirror: Mirror }> {
-  const m = mirror ?? (await openMirror(join(await tempDir(), 'mirror.sqlite')));
+async function lockContext(clock: () => number = Date.now): Promise<MirrorLockContext & { mirror: Mirror }> {
   return {
-    mirror: m,
+    mirror: await openMirror(join(await tempDir(), 'mirror.sqlite')),
     logger: new MemoryLogger(),
     signal: new AbortController().signal,
-    clock: Date.now,
+    clock,
     config: { lock: { leaseMs: 2_000, waitMs: 0 } },
+  };
+}
+
+/**
+ * A clock the test moves, driving the heartbeat too: the heartbeat's timer (setInterval, every
+ * quarter of the lease) is faked and advanced with the clock, so no test waits for real time.
+ */
+function steppedClock(): { now: () => number; advance(ms: number): void } {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  onTestFinished(() => void vi.useRealTimers());
+  let now = Date.now();
+  return {
+    now: () => now,
+    advance(ms) {
+      for (let step = 0; step < ms; step += 100) {
+        now += 100;
+        vi.advanceTimersByTime(100);
+      }
+    },
   };
 }
 
@@ -48,11 +67,13 @@ describe('acquireMirrorLock in one process', () => {
   });
 
   it('renews the lease with a heartbeat, so a long run keeps the lock past the lease', async () => {
-    const ctx = await lockContext();
+    const clock = steppedClock();
+    const ctx = await lockContext(clock.now);
     const held = await acquireMirrorLock(ctx, 'nightly');
     const firstExpiry = listLocks(ctx.mirror)[0]!.expires_at;
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const [lock] = listLocks(ctx.mirror);
+    clock.advance(2_500);
+    // Past the first lease (2 s): only the heartbeat's renewals keep the lock.
+    const [lock] = listLocks(ctx.mirror, isoFromMs(clock.now()));
     expect(lock!.stale).toBe(false);
     expect(lock!.expires_at > firstExpiry).toBe(true);
     held.release();
@@ -60,7 +81,8 @@ describe('acquireMirrorLock in one process', () => {
   });
 
   it('aborts the holder when another process took the lease over (this one stalled)', async () => {
-    const ctx = await lockContext();
+    const clock = steppedClock();
+    const ctx = await lockContext(clock.now);
     const held = await acquireMirrorLock(ctx, 'nightly');
     // Simulate a takeover: another connection replaces the row (as after an expired lease).
     const other = await openMirror(ctx.mirror.path);
@@ -76,7 +98,9 @@ describe('acquireMirrorLock in one process', () => {
         expiresAt: new Date(Date.now() + 7_200_000).toISOString(),
       }).acquired,
     ).toBe(true);
-    for (let i = 0; i < 50 && !held.signal.aborted; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(held.signal.aborted).toBe(false);
+    // The next heartbeat (a quarter of the lease) finds the row taken.
+    clock.advance(500);
     expect(held.signal.aborted).toBe(true);
     held.release();
     // Releasing does not remove the new holder's row.

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { runCli, startCli } from './cli-process.js';
-import { noOverlap, readMirror, simEnv, writeOperationsConfig } from './helpers.js';
+import { runCli, startCli } from '../../helpers/cli.js';
+import { noOverlap, runsAndLocks, simEnv, writeOperationsConfig } from './helpers.js';
 
 /** A catalogue small enough to be quick, with enough latency that a sync takes a few seconds. */
 async function slowSimulator() {
@@ -42,7 +42,7 @@ describe('the mirror lock between processes', () => {
     );
 
     const dbPath = join(dir, 'mirror.sqlite');
-    const { runs, locks } = readMirror(dbPath);
+    const { runs, locks } = runsAndLocks(dbPath);
     expect(locks).toEqual([]);
     // Only the winner recorded anything: one nightly with its two steps, all done.
     expect(runs.map((r) => [r.pipeline, r.status, r.pid])).toEqual([
@@ -66,7 +66,7 @@ describe('the mirror lock between processes', () => {
     expect([a.code, b.code], `first:\n${a.stderr}\nsecond:\n${b.stderr}`).toEqual([0, 0]);
     const waiter = [a, b].find((p) => p.events.some((e) => e.msg === 'waiting for the mirror lock'));
     expect(waiter).toBeDefined();
-    const { runs, locks } = readMirror(join(dir, 'mirror.sqlite'));
+    const { runs, locks } = runsAndLocks(join(dir, 'mirror.sqlite'));
     expect(locks).toEqual([]);
     const nightly = runs.filter((r) => r.pipeline === 'nightly');
     expect(nightly.map((r) => r.status)).toEqual(['done', 'done']);
@@ -86,7 +86,7 @@ describe('the mirror lock between processes', () => {
     expect((await victim.exited).signal).toBe('SIGKILL');
 
     const dbPath = join(dir, 'mirror.sqlite');
-    const left = readMirror(dbPath);
+    const left = runsAndLocks(dbPath);
     expect(left.locks).toMatchObject([{ name: 'mirror', pipeline: 'nightly', pid: victim.pid }]);
 
     // The lease (8 s) has not run out yet: refused, naming the dead holder.
@@ -103,7 +103,7 @@ describe('the mirror lock between processes', () => {
     const takeover = taker.events.find((e) => e.msg === 'took over a stale mirror lock');
     expect(takeover).toMatchObject({ previous: { pid: victim.pid, pipeline: 'nightly' } });
 
-    const { runs, locks } = readMirror(dbPath);
+    const { runs, locks } = runsAndLocks(dbPath);
     expect(locks).toEqual([]);
     expect(runs.filter((r) => r.status === 'running')).toEqual([]);
     // The killed process's runs are closed as interrupted, naming the expired lease.

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { runCli } from './cli-process.js';
-import { readMirror, simEnv, writeOperationsConfig } from './helpers.js';
+import { runCli } from '../../helpers/cli.js';
+import { runsAndLocks, simEnv, writeOperationsConfig } from './helpers.js';
 
 interface StepSummary {
   index: number;
@@ -74,7 +74,7 @@ describe('domain-sync run NAME', () => {
       [1, 'skipped'],
     ]);
 
-    const { runs } = readMirror(join(dir, 'mirror.sqlite'));
+    const { runs } = runsAndLocks(join(dir, 'mirror.sqlite'));
     const parent = runs.find((r) => r.id === summary.runId)!;
     expect(parent).toMatchObject({ pipeline: 'brittle', status: 'failed' });
     expect((JSON.parse(parent.stats!) as { steps: StepSummary[] }).steps).toEqual(summary.stats.steps);
@@ -133,7 +133,7 @@ describe('domain-sync run NAME', () => {
       expect(line.runId).toBeTypeOf('number');
       expect(line.parentRunId).toBe(summary.runId);
     }
-    const { runs } = readMirror(join(dir, 'mirror.sqlite'));
+    const { runs } = runsAndLocks(join(dir, 'mirror.sqlite'));
     expect(runs.map((r) => [r.id, r.pipeline, r.status])).toEqual([
       [summary.runId, 'nightly', 'done'],
       [summary.stats.steps[0]!.runId, 'sync', 'done'],

@@ -4,8 +4,8 @@ import { openMirror } from '../../../src/mirror/database.js';
 import { finishPipelineRun, startPipelineRun } from '../../../src/mirror/store/runs.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { startCli } from './cli-process.js';
-import { noOverlap, readMirror, simEnv, writeOperationsConfig } from './helpers.js';
+import { startCli } from '../../helpers/cli.js';
+import { noOverlap, runsAndLocks, simEnv, writeOperationsConfig } from './helpers.js';
 
 describe('domain-sync schedule', () => {
   it('runs a per-second pipeline, never overlaps it with itself, and stops cleanly on SIGTERM with the lock released', async () => {
@@ -44,7 +44,7 @@ describe('domain-sync schedule', () => {
     expect(tick.skippedOverlaps).toBeGreaterThanOrEqual(1);
     expect(schedule.events().some((e) => e.msg === 'scheduler stopped')).toBe(true);
 
-    const { runs, locks } = readMirror(join(dir, 'mirror.sqlite'));
+    const { runs, locks } = runsAndLocks(join(dir, 'mirror.sqlite'));
     expect(locks).toEqual([]);
     expect(runs.filter((r) => r.status === 'running')).toEqual([]);
     const tickRuns = runs.filter((r) => r.pipeline === 'tick');
@@ -85,7 +85,7 @@ describe('domain-sync schedule', () => {
     expect(schedule.events().some((e) => e.msg === 'starting scheduled run' && e.pipeline === 'waits')).toBe(
       false,
     );
-    const { runs, locks } = readMirror(join(dir, 'mirror.sqlite'));
+    const { runs, locks } = runsAndLocks(join(dir, 'mirror.sqlite'));
     expect(locks).toEqual([]);
     expect(runs.filter((r) => r.pipeline === 'caught').map((r) => r.status)).toEqual(['done', 'done']);
     expect(runs.filter((r) => r.pipeline === 'waits')).toHaveLength(1);

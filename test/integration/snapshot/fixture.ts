@@ -11,7 +11,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import Database from 'better-sqlite3';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import { runCli } from '../../../src/cli/program.js';
 import type { Config } from '../../../src/config/config.js';
@@ -188,17 +187,4 @@ export async function cli(argv: string[], cwd: string): Promise<CliRun> {
   let json: Record<string, unknown> | null = null;
   if (argv.includes('--json')) json = JSON.parse(text) as Record<string, unknown>;
   return { exitCode, stdout: text, stderr: Buffer.concat(err).toString('utf8'), json };
-}
-
-/**
- * Every row of `table` read straight from SQLite (better-sqlite3, integers as bigint), ordered by
- * `orderBy`: the independent side of the comparisons with DuckDB.
- */
-export function sqliteRows(mirrorPath: string, sqlText: string): Array<Record<string, unknown>> {
-  const db = new Database(mirrorPath, { readonly: true });
-  try {
-    return db.prepare(sqlText).safeIntegers(true).all() as Array<Record<string, unknown>>;
-  } finally {
-    db.close();
-  }
 }

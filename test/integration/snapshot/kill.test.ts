@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
+import { startCli } from '../../helpers/cli.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { cli } from './fixture.js';
 
-const MAIN = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
 const DOMAINS = 8_000;
 const SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domains'];
 const ROWS = DOMAINS * SECTIONS.length;
@@ -57,10 +55,8 @@ describe('snapshot killed with SIGKILL mid-write', () => {
     await writeFile(config, JSON.stringify({ lock: { lease: '3s', wait: '60s' } }));
     const partition = (date: string): string => join(out, 'domain_sections', `snapshot_date=${date}`);
 
-    const child = spawn(
-      process.execPath,
+    const snapshot = startCli(
       [
-        MAIN,
         '--config',
         config,
         '--db',
@@ -73,22 +69,13 @@ describe('snapshot killed with SIGKILL mid-write', () => {
         '--tables',
         'domain_sections',
       ],
-      {
-        cwd: dir,
-        env: { PATH: process.env.PATH ?? '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('exit', (code, signal) => resolve({ code, signal })),
+      { cwd: dir, isolatedEnv: true },
     );
 
     // Wait until the hidden temp file holds at least one row group, then kill: that is mid-write.
     let killedMidWrite: { date: string; tmp: string; bytes: number } | null = null;
     const deadline = Date.now() + 60_000;
-    while (killedMidWrite === null && Date.now() < deadline && child.exitCode === null) {
+    while (killedMidWrite === null && Date.now() < deadline && snapshot.child.exitCode === null) {
       const entries = existsSync(join(out, 'domain_sections'))
         ? await readdir(join(out, 'domain_sections'))
         : [];
@@ -101,16 +88,16 @@ describe('snapshot killed with SIGKILL mid-write', () => {
         const bytes = (await stat(join(partition(date), tmp)).catch(() => ({ size: 0 }))).size;
         // More than the Parquet header: at least one row group is on disk, the rest is not.
         if (bytes > 1024 * 1024) {
-          child.kill('SIGKILL');
+          snapshot.kill();
           killedMidWrite = { date, tmp, bytes };
         }
       }
       if (killedMidWrite === null) await new Promise((r) => setTimeout(r, 2));
     }
-    const exit = await exited;
+    const exit = await snapshot.exited;
     expect(
       killedMidWrite,
-      `the snapshot finished before it could be killed mid-write; stderr: ${stderr}`,
+      `the snapshot finished before it could be killed mid-write; stderr: ${exit.stderr}`,
     ).not.toBeNull();
     expect(exit.signal).toBe('SIGKILL');
     const { date } = killedMidWrite!;

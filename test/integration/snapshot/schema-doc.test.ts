@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery } from '../../helpers/read-parquet.js';
 import { documentedColumns, schemaDoc } from './documented-schema.js';
-import { buildSnapshotFixture, cli, sqliteRows } from './fixture.js';
+import { buildSnapshotFixture, cli } from './fixture.js';
 import type { SnapshotFixture } from './fixture.js';
+import { queryMirrorExact } from '../../helpers/mirror.js';
 
 /*
  * docs/schema.md against a mirror filled by syncing the simulator (the stand-in for the demo
@@ -41,7 +42,7 @@ const SQLITE_TYPE: Record<string, string> = {
 describe('docs/schema.md on a simulator-synced mirror', () => {
   it('documents every table and view of the mirror with exactly its columns (and each table column’s type)', () => {
     const docs = documentedColumns();
-    const objects = sqliteRows(
+    const objects = queryMirrorExact(
       fx.mirrorPath,
       `SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')
          AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%' ORDER BY name`,
@@ -50,7 +51,7 @@ describe('docs/schema.md on a simulator-synced mirror', () => {
     for (const { name, type } of objects) {
       const documented = docs.get(name);
       expect(documented, `docs/schema.md has no "### \`${name}\`" section`).toBeDefined();
-      const actual = sqliteRows(
+      const actual = queryMirrorExact(
         fx.mirrorPath,
         `SELECT name, type FROM pragma_table_info('${name}') ORDER BY cid`,
       ) as Array<{
@@ -72,7 +73,7 @@ describe('docs/schema.md on a simulator-synced mirror', () => {
     const queries = examples('sqlite');
     expect(queries.length).toBeGreaterThanOrEqual(5);
     for (const query of queries) {
-      expect(sqliteRows(fx.mirrorPath, query).length, query).toBeGreaterThan(0);
+      expect(queryMirrorExact(fx.mirrorPath, query).length, query).toBeGreaterThan(0);
     }
   });
 

@@ -16,8 +16,9 @@ import type { SnapshotManifest } from '../../../src/warehouse/index.js';
 import { duckdbQuery, readParquet, sqlString } from '../../helpers/read-parquet.js';
 import { DUCKDB_TYPE, documentedColumns } from './documented-schema.js';
 import type { DocumentedColumn } from './documented-schema.js';
-import { buildSnapshotFixture, cli, sqliteRows } from './fixture.js';
+import { buildSnapshotFixture, cli } from './fixture.js';
 import type { SnapshotFixture } from './fixture.js';
+import { queryMirrorExact } from '../../helpers/mirror.js';
 
 const DAY_MS = 86_400_000;
 let fx: SnapshotFixture;
@@ -56,7 +57,7 @@ function byKey(table: string, rows: Array<Record<string, unknown>>): Array<Recor
 }
 
 function mirrorTable(table: string): Array<Record<string, unknown>> {
-  return sqliteRows(fx.mirrorPath, `SELECT * FROM "${table}"`).map((r) => expectedRow(table, r));
+  return queryMirrorExact(fx.mirrorPath, `SELECT * FROM "${table}"`).map((r) => expectedRow(table, r));
 }
 
 async function snapshot(out: string, ...extra: string[]) {
@@ -146,7 +147,7 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
     expect(licences.some((l) => l.source_url === null)).toBe(true);
     // A Unicode key found in SQLite by its exact text.
     const sample = unicode[0]!;
-    const [mirrorRow] = sqliteRows(
+    const [mirrorRow] = queryMirrorExact(
       fx.mirrorPath,
       `SELECT domain_normalized, last_enriched_at, operator_legal_entity_name FROM domains WHERE domain_normalized = ${sqlString(String(sample.domain_normalized))}`,
     );
@@ -168,7 +169,7 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
       });
     }
     // The run is recorded as done with its stats.
-    const [recorded] = sqliteRows(
+    const [recorded] = queryMirrorExact(
       fx.mirrorPath,
       `SELECT status, json_extract(stats, '$.dir') AS dir FROM pipeline_runs WHERE id = ${runId}`,
     );
@@ -186,7 +187,7 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
     const todayDate = (today.json!.stats as { snapshotDate: string }).snapshotDate;
     expect(yesterday.stats.snapshotDate < todayDate).toBe(true);
 
-    const licences = sqliteRows(fx.mirrorPath, 'SELECT count(*) AS n FROM licenses')[0]!.n;
+    const licences = queryMirrorExact(fx.mirrorPath, 'SELECT count(*) AS n FROM licenses')[0]!.n;
     const { columns, rows } = await duckdbQuery(
       `SELECT snapshot_date, count(*) AS licences FROM read_parquet(${sqlString(`${out}/licenses/*/*.parquet`)}, hive_partitioning = true) GROUP BY ALL ORDER BY snapshot_date`,
     );

@@ -1,13 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
-import { diffMirrorWithTruth, profileRequests, queryMirror } from '../../helpers/mirror-truth.js';
+import type { ProfileWriter } from '../../../src/mirror/profile-writer.js';
+import { diffMirrorWithTruth, profileRequests } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
 
-describe('sync against the simulator', () => {
+/**
+ * Where the sync's mirror writes run (RunContext.openProfileWriter): the main tests run with the
+ * worker thread the product uses and with the calling thread, which must give the same mirror.
+ */
+const WRITERS = ['thread', 'inline'] as const;
+
+describe.each(WRITERS)('sync against the simulator (%s writer)', (profileWriter) => {
   it('mirrors a 5,000-domain catalogue row for row, then fetches nothing when nothing changed', async () => {
     const sim = await startTestSimulator({ domains: 5000, seed: 7 });
-    const ctx = await openTestContext(sim);
+    const ctx = await openTestContext(sim, { profileWriter });
     const first = await syncPipeline(ctx);
     expect(first.status).toBe('done');
     expect(first.failures).toEqual([]);
@@ -30,7 +38,7 @@ describe('sync against the simulator', () => {
 
   it('after mutations, an incremental run fetches only the changed profiles and equals the truth again', async () => {
     const sim = await startTestSimulator({ domains: 1200, seed: 3 });
-    const ctx = await openTestContext(sim);
+    const ctx = await openTestContext(sim, { profileWriter });
     expect((await syncPipeline(ctx)).status).toBe('done');
     // Move the simulator clock past the watermark's overlap, as a day between nightly runs would.
     sim.control.advanceClock(24 * 3_600_000);
@@ -74,7 +82,7 @@ describe('sync against the simulator', () => {
 
   it('notices a domain that disappeared and one added with an old timestamp through the count check', async () => {
     const sim = await startTestSimulator({ domains: 800, seed: 11 });
-    const ctx = await openTestContext(sim);
+    const ctx = await openTestContext(sim, { profileWriter });
     await syncPipeline(ctx);
     sim.control.advanceClock(24 * 3_600_000);
     const gone = sim.control.truth.listDomains()[10]!;
@@ -93,7 +101,7 @@ describe('sync against the simulator', () => {
 
   it('--no-profiles stores the listing only; the next run fetches the due profiles', async () => {
     const sim = await startTestSimulator({ domains: 300, seed: 5 });
-    const ctx = await openTestContext(sim);
+    const ctx = await openTestContext(sim, { profileWriter });
     const listingOnly = await syncPipeline(ctx, { profiles: false });
     expect(listingOnly.stats.profilesFetched).toBe(0);
     expect(profileRequests(sim)).toEqual([]);
@@ -110,7 +118,7 @@ describe('sync against the simulator', () => {
 
   it('keeps unicode domains as unicode and tolerates the quirks the spec allows', async () => {
     const sim = await startTestSimulator({ domains: 600, seed: 2, quirks: true });
-    const ctx = await openTestContext(sim);
+    const ctx = await openTestContext(sim, { profileWriter });
     const run = await syncPipeline(ctx);
     expect(run.failures).toEqual([]);
     expect(run.status).toBe('done');
@@ -126,6 +134,23 @@ describe('sync against the simulator', () => {
     );
     for (const { last_enriched_at } of stamps)
       expect(last_enriched_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
+
+describe('the writer of a sync', () => {
+  it('is the one the run context opens', async () => {
+    const sim = await startTestSimulator({ domains: 60, seed: 5 });
+    const ctx = await openTestContext(sim, { profileWriter: 'inline' });
+    const open = ctx.openProfileWriter!;
+    const opened: ProfileWriter[] = [];
+    ctx.openProfileWriter = async (mirror) => {
+      const writer = await open(mirror);
+      opened.push(writer);
+      return writer;
+    };
+    expect((await syncPipeline(ctx)).status).toBe('done');
+    expect(opened).toHaveLength(1);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
   });
 });
 
@@ -185,10 +210,10 @@ describe('sync filters', () => {
   });
 });
 
-describe('sync under faults', () => {
+describe.each(WRITERS)('sync under faults (%s writer)', (profileWriter) => {
   it('with 15% 5xx and 3% resets on GETs still ends equal to the truth', async () => {
     const sim = await startTestSimulator({ domains: 1000, seed: 12 });
-    const ctx = await openTestContext(sim, { config: { api: { maxRetries: 8 } } });
+    const ctx = await openTestContext(sim, { profileWriter, config: { api: { maxRetries: 8 } } });
     sim.control.setFaults([
       { method: 'GET', kind: 'status', status: 503, probability: 0.15 },
       { method: 'GET', kind: 'reset', probability: 0.03 },
@@ -204,7 +229,7 @@ describe('sync under faults', () => {
 
   it('reports a malformed profile by domain while every other profile is mirrored', async () => {
     const sim = await startTestSimulator({ domains: 200, seed: 13 });
-    const ctx = await openTestContext(sim, { config: { api: { maxRetries: 1 } } });
+    const ctx = await openTestContext(sim, { profileWriter, config: { api: { maxRetries: 1 } } });
     const bad = sim.control.truth.listDomains()[42]!;
     sim.control.setFaults([
       { method: 'GET', path: `/domains/${encodeURIComponent(bad)}`, kind: 'malformed' },
@@ -225,7 +250,7 @@ describe('sync under faults', () => {
 
   it('a 401 in the middle stops the run as stopped_by_service and keeps what was written', async () => {
     const sim = await startTestSimulator({ domains: 2500, seed: 14 });
-    const ctx = await openTestContext(sim, { config: { api: { concurrency: 2 } } });
+    const ctx = await openTestContext(sim, { profileWriter, config: { api: { concurrency: 2 } } });
     sim.control.onListPage(async (page) => {
       if (page === 3) sim.control.setFaults([{ kind: 'status', status: 401 }]);
     });
@@ -250,7 +275,7 @@ describe('sync under faults', () => {
 
   it('domains inserted before the cursor while paging are in the mirror at the end of the same run', async () => {
     const sim = await startTestSimulator({ domains: 2000, seed: 15 });
-    const ctx = await openTestContext(sim);
+    const ctx = await openTestContext(sim, { profileWriter });
     const inserted: string[] = [];
     sim.control.onListPage((page) => {
       if (page === 2 && inserted.length === 0) {

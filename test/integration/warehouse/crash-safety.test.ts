@@ -3,105 +3,27 @@
  * the final name, the `*\/*.parquet` glob ignores the leftover temporary file, and the next
  * snapshot succeeds.
  *
- * The writer runs in a child process, which cannot load TypeScript, so the warehouse module and
- * the utilities it imports are transpiled once into a temp folder whose `node_modules` links to
- * the project's.
+ * The writer runs in a child process (snapshot-writer-child.ts, run from source like every child
+ * the tests start), which is killed once its temporary file holds several row groups.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { snapshotFilePath, writeSnapshot } from '../../../src/warehouse/index.js';
-import type { ColumnSpec } from '../../../src/warehouse/index.js';
+import { startNodeScript } from '../../helpers/cli.js';
 import { readParquet } from '../../helpers/read-parquet.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { COLUMNS, type MidWriteReport } from './snapshot-writer-child.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const SOURCES = ['src/warehouse', 'src/util', 'src/log/logger.ts'];
-
-const COLUMNS: ColumnSpec[] = [
-  { name: 'id', type: 'integer', nullable: false },
-  { name: 'payload', type: 'text' },
-  { name: 'seen_at', type: 'timestamp' },
-];
-
-/**
- * The child: writes `licenses` for the given date from a generator of incompressible rows.
- * After `readyAfter` rows (several row groups, well past the sink's flush threshold) it reports
- * the temporary file on stdout and then stalls forever, as a slow cursor would.
- */
-const CHILD = `
-import { readdirSync, statSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { writeSnapshot, partitionDir } from './src/warehouse/index.js';
-const [dir, snapshotDate, readyAfter] = process.argv.slice(2);
-const columns = ${JSON.stringify(COLUMNS)};
-async function* rows() {
-  for (let i = 0; ; i++) {
-    if (i === Number(readyAfter)) {
-      const partition = partitionDir(dir, 'licenses', snapshotDate);
-      const temp = readdirSync(partition).filter((f) => f.startsWith('.'));
-      process.stdout.write(JSON.stringify({ temp, size: temp.map((f) => statSync(partition + '/' + f).size) }) + '\\n');
-      await new Promise((resolve) => setTimeout(resolve, 3_600_000));
-    }
-    yield { id: i, payload: randomBytes(600).toString('base64'), seen_at: new Date(1e12 + i).toISOString() };
-  }
-}
-await writeSnapshot({ dir, snapshotDate, rowGroupSize: 2000, tables: [{ table: 'licenses', columns, rows: rows() }] });
-`;
-
-let build: string;
-
-beforeAll(async () => {
-  build = await mkdtemp(join(tmpdir(), 'domain-sync-warehouse-build-'));
-  const files: string[] = [];
-  for (const source of SOURCES) {
-    const full = join(ROOT, source);
-    if ((await stat(full)).isDirectory()) {
-      for (const f of await readdir(full)) if (f.endsWith('.ts')) files.push(join(full, f));
-    } else files.push(full);
-  }
-  for (const file of files) {
-    const out = join(build, relative(ROOT, file)).replace(/\.ts$/, '.js');
-    const { outputText } = ts.transpileModule(await readFile(file, 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    });
-    await mkdir(dirname(out), { recursive: true });
-    await writeFile(out, outputText);
-  }
-  await writeFile(join(build, 'package.json'), '{"type":"module"}');
-  await symlink(join(ROOT, 'node_modules'), join(build, 'node_modules'), 'dir');
-  await writeFile(join(build, 'child.mjs'), CHILD);
-});
-
-afterAll(async () => {
-  await rm(build, { recursive: true, force: true });
-});
+const CHILD = join(import.meta.dirname, 'snapshot-writer-child.ts');
 
 /** Runs the child until it reports its temporary file, SIGKILLs it, and returns the report. */
-async function killMidWrite(dir: string, snapshotDate: string): Promise<{ temp: string[]; size: number[] }> {
-  const child = spawn(process.execPath, [join(build, 'child.mjs'), dir, snapshotDate, '12000'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const report = await new Promise<string>((resolveLine, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (stdout.includes('\n')) resolveLine(stdout.trim());
-    });
-    child.on('exit', (code) => reject(new Error(`child exited early (${code}): ${stderr}`)));
-  });
-  const exited = new Promise<NodeJS.Signals | null>((resolveExit) =>
-    child.on('exit', (_code, signal) => resolveExit(signal)),
-  );
-  child.kill('SIGKILL');
-  expect(await exited).toBe('SIGKILL');
-  return JSON.parse(report) as { temp: string[]; size: number[] };
+async function killMidWrite(dir: string, snapshotDate: string): Promise<MidWriteReport> {
+  const child = startNodeScript(CHILD, [dir, snapshotDate, '12000']);
+  const [, line] = await child.waitForOutput(/^(\{.*\})\n/m);
+  child.kill();
+  expect((await child.exited).signal).toBe('SIGKILL');
+  return JSON.parse(line!) as MidWriteReport;
 }
 
 describe('snapshot killed with SIGKILL mid-write', () => {

@@ -3,8 +3,8 @@ import { exportPipeline } from '../../../pipelines/export/index.js';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import { BadRequestError, ProtocolError } from '../../../src/api/index.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import { runCliProcess } from '../../helpers/cli.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { runCli } from '../../helpers/cli.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { scale } from '../mode.js';
 import { richDomain, startProxiedSimulator } from './fixtures.js';
@@ -164,7 +164,7 @@ describe('hostile filter values are percent-encoded on the wire and reach the se
     const ctx = await openTestContext(target);
     const geo = HOSTILE[0]![1];
     const provider = `${HOSTILE[4]![1]} ${HOSTILE[6]![1]}`;
-    const result = await runCliProcess(
+    const result = await runCli(
       [
         'sync',
         '--no-profiles',

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { enrichPipeline } from '../../../pipelines/enrich/index.js';
 import { exportPipeline } from '../../../pipelines/export/index.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { FULL } from '../mode.js';
 import { startProxiedSimulator } from './fixtures.js';

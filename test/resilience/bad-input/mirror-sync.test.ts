@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { richDomain, startProxiedSimulator } from './fixtures.js';
 import type { ProxiedSimulator } from './fixtures.js';

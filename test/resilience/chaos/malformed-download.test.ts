@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
-import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
+import { runCli } from '../../helpers/cli.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
@@ -24,7 +25,7 @@ describe('chaos: a malformed export download', () => {
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
     const exits: number[] = [];
     for (let n = 0; n < 4 && exits.at(-1) !== 0; n++) {
-      const run = await runCliProcess(args, { env, cwd: dir });
+      const run = await runCli(args, { env, cwd: dir });
       exits.push(run.code ?? -1);
     }
     expect(sim.control.faultStats().injected).toEqual({ malformed: 1 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
@@ -23,8 +23,7 @@ describe('chaos: a lost, billed enrichment answer', () => {
     const dir = await tempDir('domain-sync-chaos-');
     const { path: configPath } = await writeTestConfig(dir, { api: { pollIntervalMs: 20 } });
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
-    const cli = (...args: string[]) =>
-      runCliProcess([...args, '--json', '--config', configPath], { env, cwd: dir });
+    const cli = (...args: string[]) => runCli([...args, '--json', '--config', configPath], { env, cwd: dir });
 
     expect((await cli('sync')).code).toBe(0);
     sim.control.setFaults([

@@ -8,8 +8,9 @@ import { MemoryLogger } from '../../../src/log/logger.js';
 import { openRunContext } from '../../../src/runtime/run-context.js';
 import type { RunningSimulator, UsageEntry } from '../../../src/simulator/index.js';
 import { Prng } from '../../../src/simulator/prng.js';
-import { runCliProcess } from '../../helpers/cli.js';
-import { diffMirrorWithTruth, queryMirror } from '../../helpers/mirror-truth.js';
+import { runCli } from '../../helpers/cli.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 import { STATUS_LABELS } from './fault-mix.js';
 import type { Invocation, SoakCounts } from './soak-types.js';
@@ -21,7 +22,7 @@ const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 /**
  * Drives every pipeline against a faulted simulator, checks each invocation's contract (exit
  * status, one JSON summary, no POST sent twice, budget kept) and keeps the counts. Pipelines
- * run as child processes of the built CLI, except `enrich` on odd rounds, which runs in-process
+ * run as child processes of the CLI, except `enrich` on odd rounds, which runs in-process
  * through a run context on the same config and mirror.
  */
 export class ChaosSoak {
@@ -39,13 +40,24 @@ export class ChaosSoak {
   /** Domains the soak removed from the catalogue; the mirror keeps them, marked unlisted. */
   private readonly removed: string[] = [];
 
+  private readonly sim: RunningSimulator;
+  private readonly dir: string;
+  private readonly configPath: string;
+  private readonly config: Config;
+  private readonly options: { seed: number; enrichBudget: number; mutationsPerRound: number };
+
   constructor(
-    private readonly sim: RunningSimulator,
-    private readonly dir: string,
-    private readonly configPath: string,
-    private readonly config: Config,
-    private readonly options: { seed: number; enrichBudget: number; mutationsPerRound: number },
+    sim: RunningSimulator,
+    dir: string,
+    configPath: string,
+    config: Config,
+    options: { seed: number; enrichBudget: number; mutationsPerRound: number },
   ) {
+    this.sim = sim;
+    this.dir = dir;
+    this.configPath = configPath;
+    this.config = config;
+    this.options = options;
     const prng = new Prng(options.seed);
     this.random = () => prng.next();
   }
@@ -299,10 +311,10 @@ export class ChaosSoak {
     }
   }
 
-  /** Runs the built CLI with `--json`, checks its contract and records the invocation. */
+  /** Runs the CLI with `--json`, checks its contract and records the invocation. */
   async cli(pipeline: string, args: string[]): Promise<Invocation> {
     const mark = this.mark();
-    const run = await runCliProcess(
+    const run = await runCli(
       [...args, '--json', '--config', this.configPath, '--base-url', this.sim.baseUrl, '--log-level', 'warn'],
       { env: { DOMAIN_SYNC_API_KEY: this.sim.apiKey }, cwd: this.dir, timeoutMs: 240_000 },
     );

@@ -1,9 +1,10 @@
 import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { describeOutcome } from './child.js';
+import { describeRun } from '../../helpers/cli.js';
 import { creditFigures, describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffRowSets, query } from './mirror-checks.js';
+import { diffRowSets } from './mirror-checks.js';
+import { queryMirror } from '../../helpers/mirror.js';
 
 const BUDGET = 300;
 const DOMAINS = 30;
@@ -19,7 +20,7 @@ function billedDomains(ws: Workspace): string[] {
 
 /** Enrichment runs as compared with the fault-free ones: ids and times differ by run, not these. */
 function runRows(ws: Workspace): string[] {
-  return query<Record<string, unknown>>(
+  return queryMirror<Record<string, unknown>>(
     ws.dbPath,
     'SELECT domain, status, strategy, credits, result_domain_normalized, result_status FROM enrichment_runs',
   )
@@ -28,7 +29,7 @@ function runRows(ws: Workspace): string[] {
 }
 
 function openIntents(ws: Workspace): Array<{ domain: string; status: string }> {
-  return query(
+  return queryMirror(
     ws.dbPath,
     "SELECT domain, status FROM enrichment_intents WHERE status IN ('intended', 'unknown')",
   );
@@ -50,42 +51,43 @@ const ENRICH: CrashScenario = {
   budget: BUDGET,
   prepare: async (ws) => {
     const synced = await runPipelineChild({ ...ENRICH, args: ['sync'] }, ws);
-    if (synced.code !== 0) throw new Error(`template sync failed: ${describeOutcome(synced)}`);
+    if (synced.code !== 0) throw new Error(`template sync failed: ${describeRun(synced)}`);
   },
   // docs/enrich.md "Bookkeeping and resumption": an intent left by a process killed mid-POST
   // blocks its domain until 10 minutes have passed; the next invocation after that resolves it.
   needsLaterRun: (ws) => openIntents(ws).length > 0,
   verify: ({ trial, baseline, final, where }) => {
-    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(final.code, `${where}: ${describeRun(final)}`).toBe(0);
     const expected = billedDomains(baseline);
     expect(expected.length, 'the fault-free run enriched something').toBeGreaterThan(0);
     // The same domains enriched, each paid once (credit figures are checked by the matrix too).
     expect(billedDomains(trial), where).toEqual(expected);
     expect(openIntents(trial), where).toEqual([]);
-    expect(query(trial.dbPath, "SELECT id FROM enrichment_runs WHERE status <> 'completed'"), where).toEqual(
-      [],
-    );
+    expect(
+      queryMirror(trial.dbPath, "SELECT id FROM enrichment_runs WHERE status <> 'completed'"),
+      where,
+    ).toEqual([]);
     // Every domain's row equals the service's truth (freshly enriched ones included).
     expect(diffMirrorWithTruth(trial.dbPath, trial.sim), where).toEqual([]);
     // Each enrichment is recorded as its run, or, when the process died inside the POST (the run
     // id never reached the mirror), as an intent resolved `enriched_unattributed`.
-    const unattributed = query<{ domain: string }>(
+    const unattributed = queryMirror<{ domain: string }>(
       trial.dbPath,
       "SELECT domain FROM enrichment_intents WHERE status = 'enriched_unattributed'",
     ).map((r) => r.domain);
-    const withRun = query<{ domain: string }>(trial.dbPath, 'SELECT domain FROM enrichment_runs').map(
+    const withRun = queryMirror<{ domain: string }>(trial.dbPath, 'SELECT domain FROM enrichment_runs').map(
       (r) => r.domain,
     );
     expect([...withRun, ...unattributed].sort(), where).toEqual(expected);
     const baselineRuns = runRows(baseline).filter((r) => !unattributed.includes(JSON.parse(r).domain));
     expect(diffRowSets('enrichment_runs', runRows(trial), baselineRuns, 5), where).toEqual([]);
-    for (const { id } of query<{ id: number }>(trial.dbPath, 'SELECT id FROM enrichment_runs')) {
+    for (const { id } of queryMirror<{ id: number }>(trial.dbPath, 'SELECT id FROM enrichment_runs')) {
       const truth = trial.sim.control.truth.run(id) as { status?: string } | undefined;
       expect(truth?.status, `${where}: run ${id}`).toBe('completed');
     }
     // The ledger holds every credit the service billed, except the unattributed enrichments,
     // whose billing the product reports as unknown instead of guessing.
-    const ledger = query<{ n: number | null }>(
+    const ledger = queryMirror<{ n: number | null }>(
       trial.dbPath,
       'SELECT sum(credits) AS n FROM credit_ledger',
     )[0]!.n;

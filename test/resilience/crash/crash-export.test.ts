@@ -3,11 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { describeOutcome, summaryOf } from './child.js';
+import { describeRun, summaryOf } from '../../helpers/cli.js';
 import { describeCrashMatrix } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffMirrors, listFiles, query } from './mirror-checks.js';
+import { diffMirrors, listFiles } from './mirror-checks.js';
 import { CATALOGUE_TABLES, EXPORT_TABLES } from './tables.js';
+import { queryMirror } from '../../helpers/mirror.js';
 
 const BUDGET = 100;
 
@@ -42,11 +43,11 @@ const EXPORT: CrashScenario = {
       // before its export id was saved, the next run cannot know the id, sees the account's
       // credits changed, and refuses rather than pay again. Asserted as documented.
       const error = (summaryOf(final)?.error ?? {}) as { code?: string; message?: string };
-      expect(error.code, `${where}: ${describeOutcome(final)}`).toBe('ERR_OUTCOME_UNKNOWN');
+      expect(error.code, `${where}: ${describeRun(final)}`).toBe('ERR_OUTCOME_UNKNOWN');
       expect(final.code, where).toBe(1);
       expect(posts, `${where}: the refusing run sent no POST /exports`).toHaveLength(1);
-      expect(query(trial.dbPath, 'SELECT count(*) AS n FROM domains'), where).toEqual([{ n: 0 }]);
-      expect(query(trial.dbPath, 'SELECT count(*) AS n FROM exports'), where).toEqual([{ n: 0 }]);
+      expect(queryMirror(trial.dbPath, 'SELECT count(*) AS n FROM domains'), where).toEqual([{ n: 0 }]);
+      expect(queryMirror(trial.dbPath, 'SELECT count(*) AS n FROM exports'), where).toEqual([{ n: 0 }]);
       expect(await listFiles(trial.exportsDir), where).toEqual([]);
       return {
         recovered: false,

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { SNAPSHOT_TABLES } from '../../../src/mirror/store/snapshot.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
-import { describeOutcome, summaryOf } from './child.js';
+import { describeRun, summaryOf } from '../../helpers/cli.js';
 import { describeCrashMatrix, runPipelineChild } from './matrix.js';
 import type { CrashScenario, Workspace } from './matrix.js';
-import { diffSnapshots, listFiles, query, snapshotLayout, withoutDates } from './mirror-checks.js';
+import { diffSnapshots, listFiles, snapshotLayout, withoutDates } from './mirror-checks.js';
 import type { TableSpec } from './mirror-checks.js';
+import { queryMirror } from '../../helpers/mirror.js';
 
 /**
  * The tables `snapshot` writes by default (docs/contract.md "Snapshots": the contract's tables), less the
@@ -65,16 +66,19 @@ const SNAPSHOT: CrashScenario = {
   budget: 0,
   prepare: async (ws) => {
     const synced = await runPipelineChild({ ...SNAPSHOT, args: ['sync'] }, ws);
-    if (synced.code !== 0) throw new Error(`template sync failed: ${describeOutcome(synced)}`);
+    if (synced.code !== 0) throw new Error(`template sync failed: ${describeRun(synced)}`);
   },
   verify: async ({ trial, baseline, final, where }) => {
-    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(final.code, `${where}: ${describeRun(final)}`).toBe(0);
     expect(await diffSnapshots(trial.snapshotsDir, baseline.snapshotsDir, SAME_MIRROR_SPECS), where).toEqual(
       [],
     );
     const tables = [...DATA_TABLES, 'pipeline_runs'];
     const mirrorCounts = Object.fromEntries(
-      tables.map((t) => [t, query<{ n: number }>(trial.dbPath, `SELECT count(*) AS n FROM ${t}`)[0]!.n]),
+      tables.map((t) => [
+        t,
+        queryMirror<{ n: number }>(trial.dbPath, `SELECT count(*) AS n FROM ${t}`)[0]!.n,
+      ]),
     );
     expect(await snapshotCounts(trial, tables), where).toEqual(mirrorCounts);
     expect(await snapshotLayout(trial.snapshotsDir), where).toEqual(

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { describeOutcome } from './child.js';
+import { describeRun } from '../../helpers/cli.js';
 import { describeCrashMatrix } from './matrix.js';
 import type { CrashScenario } from './matrix.js';
 import { diffMirrors } from './mirror-checks.js';
@@ -15,7 +15,7 @@ const SYNC: CrashScenario = {
   triggers: ['request', 'request', 'time'],
   budget: 0,
   verify: ({ trial, baseline, final, where }) => {
-    expect(final.code, `${where}: ${describeOutcome(final)}`).toBe(0);
+    expect(final.code, `${where}: ${describeRun(final)}`).toBe(0);
     expect(diffMirrorWithTruth(trial.dbPath, trial.sim), where).toEqual([]);
     expect(
       diffMirrors(trial.dbPath, baseline.dbPath, [...CATALOGUE_TABLES, SYNC_STATE_TABLE]),

@@ -15,18 +15,18 @@ import type {
 import { tempDir } from '../../helpers/temp-dir.js';
 import { scale } from '../mode.js';
 import { testConfigFile } from '../../helpers/test-context.js';
-import { clockAheadImport, describeOutcome, runChild, summaryOf } from './child.js';
-import type { ChildOutcome, KillTrigger } from './child.js';
+import { describeRun, runCli, summaryOf } from '../../helpers/cli.js';
+import type { CliRun, KillTrigger } from '../../helpers/cli.js';
+import { clockAheadImport } from './clock-ahead.js';
 import {
   FINAL_EXPORT_FILE,
-  integrityCheck,
   killStage,
   listFiles,
   nonFinalFiles,
   brokenSnapshotFiles,
-  query,
 } from './mirror-checks.js';
 import type { KillStage } from './mirror-checks.js';
+import { integrityCheck, queryMirror } from '../../helpers/mirror.js';
 
 /**
  * The seed of every random choice of the crash matrix (kill points: trigger and value). Fixed so a
@@ -98,9 +98,9 @@ export interface VerifyContext {
   trial: Workspace;
   baseline: Workspace;
   /** The last run (the one that went to the end). */
-  final: ChildOutcome;
+  final: CliRun;
   /** Every run of the trial, killed ones first. */
-  runs: ChildOutcome[];
+  runs: CliRun[];
   /** Assertion message prefix naming the seed, trial and kill points. */
   where: string;
 }
@@ -169,12 +169,14 @@ export function runPipelineChild(
   scenario: CrashScenario,
   ws: Workspace,
   options: { trigger?: KillTrigger; clockAheadMs?: number } = {},
-): Promise<ChildOutcome> {
-  return runChild(['--config', ws.configPath, '--json', '--log-level', 'info', ...scenario.args], {
+): Promise<CliRun> {
+  return runCli(['--config', ws.configPath, '--json', '--log-level', 'info', ...scenario.args], {
     cwd: ws.dir,
+    // Exactly the workspace's variables (plus PATH): nothing inherited from the test process.
     env: ws.env,
-    ...(options.trigger ? { trigger: options.trigger } : {}),
-    ...(options.clockAheadMs ? { importUrl: clockAheadImport(options.clockAheadMs) } : {}),
+    isolatedEnv: true,
+    ...(options.trigger ? { killWhen: options.trigger } : {}),
+    ...(options.clockAheadMs ? { nodeArgs: ['--import', clockAheadImport(options.clockAheadMs)] } : {}),
   });
 }
 
@@ -246,7 +248,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
   const baseline = await openWorkspace(scenario, templateDb);
   const spawnedAt = Date.now();
   const clean = await runPipelineChild(scenario, baseline);
-  expect(clean.code, `fault-free ${scenario.pipeline}: ${describeOutcome(clean)}`).toBe(0);
+  expect(clean.code, `fault-free ${scenario.pipeline}: ${describeRun(clean)}`).toBe(0);
   const startedAt = Date.parse(String(summaryOf(clean)?.startedAt));
   const workStartMs = Number.isFinite(startedAt) ? Math.max(0, startedAt - spawnedAt) : 0;
   const cleanRequests = baseline.sim.control.requests().length;
@@ -296,7 +298,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
       `${scenario.pipeline}: too many kill points missed (${figures.notInjected}); seed ${CRASH_SEED}`,
     ).toBeLessThanOrEqual(maxAttempts);
     const ws = await openWorkspace(scenario, templateDb);
-    const runs: ChildOutcome[] = [];
+    const runs: CliRun[] = [];
     const points: string[] = [];
     const where = (): string =>
       `[crash seed ${CRASH_SEED}] ${scenario.pipeline} attempt ${attempt}, kill points ${points.join(' → ')}`;
@@ -357,9 +359,11 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
     expect(integrityCheck(ws.dbPath), where()).toBe('ok');
     expect(await nonFinalFiles(ws.exportsDir, ws.snapshotsDir), where()).toEqual([]);
     expect(await brokenSnapshotFiles(ws.snapshotsDir), where()).toEqual([]);
-    expect(query(ws.dbPath, 'SELECT * FROM locks'), `${where()}: lock left after the recovery`).toEqual([]);
+    expect(queryMirror(ws.dbPath, 'SELECT * FROM locks'), `${where()}: lock left after the recovery`).toEqual(
+      [],
+    );
     expect(
-      query(ws.dbPath, "SELECT id, pipeline, pid FROM pipeline_runs WHERE status = 'running'"),
+      queryMirror(ws.dbPath, "SELECT id, pipeline, pid FROM pipeline_runs WHERE status = 'running'"),
       `${where()}: runs still marked running after the recovery`,
     ).toEqual([]);
     const credits = creditFigures(ws.sim.control.usage());

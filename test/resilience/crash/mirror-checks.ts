@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import Database from 'better-sqlite3';
+import { queryMirror } from '../../helpers/mirror.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 
 /*
@@ -9,32 +9,13 @@ import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
  * connection, export files by name, snapshots through DuckDB. Nothing here imports product code.
  */
 
-/** `PRAGMA integrity_check` of the mirror file, joined (`ok` when sound). */
-export function integrityCheck(dbPath: string): string {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
-    return rows.map((r) => r.integrity_check).join('; ');
-  } finally {
-    db.close();
-  }
-}
-
-/** Runs one read-only query on the mirror with a fresh connection. */
-export function query<T = Record<string, unknown>>(dbPath: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
-
 /** True when the mirror file exists and has the table. */
 export function hasTable(dbPath: string, table: string): boolean {
   if (!existsSync(dbPath)) return false;
   try {
-    return query(dbPath, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).length > 0;
+    return (
+      queryMirror(dbPath, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table).length > 0
+    );
   } catch {
     return false;
   }
@@ -51,7 +32,7 @@ export type KillStage = 'startup' | 'mid-run' | 'after-finish';
 /** The {@link KillStage} of process `pid` in the mirror at `dbPath`. */
 export function killStage(dbPath: string, pid: number): KillStage {
   if (!hasTable(dbPath, 'pipeline_runs')) return 'startup';
-  const rows = query<{ status: string }>(dbPath, 'SELECT status FROM pipeline_runs WHERE pid = ?', pid);
+  const rows = queryMirror<{ status: string }>(dbPath, 'SELECT status FROM pipeline_runs WHERE pid = ?', pid);
   if (rows.length === 0) return 'startup';
   return rows.some((r) => r.status === 'running') ? 'mid-run' : 'after-finish';
 }
@@ -148,7 +129,7 @@ export function diffMirrors(
 }
 
 function tableRows(dbPath: string, spec: TableSpec): string[] {
-  const rows = query(dbPath, `SELECT * FROM ${spec.table}`);
+  const rows = queryMirror(dbPath, `SELECT * FROM ${spec.table}`);
   return rows.map((row) => canonicalRow(row, spec)).sort();
 }
 

@@ -1,8 +1,9 @@
 /**
- * The suite-wide key scan: every API key a test hands to the CLI or the
- * simulator is registered, the stdout and stderr of every child process a test starts are kept
- * (`capture-spawn.ts`), and every temp dir is scanned before it is removed (`tempDir()`). `global-setup.ts` creates the directory, exposes it in
- * {@link ARTIFACTS_ENV}, and at the end scans everything for every registered key.
+ * The suite-wide key scan: every API key a test hands to the CLI or the simulator is registered,
+ * the stdout and stderr of every child process a test starts are kept (recorded where the child
+ * is started: `child-output.ts`), and every temp dir is scanned before it is removed
+ * (`tempDir()`). `global-setup.ts` creates the directory, exposes it in {@link ARTIFACTS_ENV},
+ * and at the end scans everything for every registered key.
  *
  * Without the variable (a helper used outside vitest) every function here does nothing.
  */

@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCliProcess, type CliRun } from '../../helpers/cli.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -56,7 +56,7 @@ describe('a config file readable by others that holds something key-like is warn
       ['clean', writeConfig(out, 'clean.json', { database: { path: db } }, 0o644), 0o644, false],
     ];
     const runs = await Promise.all(
-      cases.map(([, path]) => runCliProcess(['status', '--config', path], { cwd: out })),
+      cases.map(([, path]) => runCli(['status', '--config', path], { cwd: out })),
     );
     cases.forEach(([name, path, , warned], i) => {
       const run = runs[i]!;
@@ -86,7 +86,7 @@ describe('a config file readable by others that holds something key-like is warn
       { ...(keyLike(join(out, 'mirror.sqlite')) as object), log: { file: logFile } },
       0o644,
     );
-    const run = await runCliProcess(['status', '--config', path], { cwd: out });
+    const run = await runCli(['status', '--config', path], { cwd: out });
     expect(run.code, run.stderr).toBe(0);
     const log = readFileSync(logFile, 'utf8');
     const lines = log.split('\n').filter((l) => READABLE_WARNING.test(l));
@@ -188,9 +188,7 @@ describe('credentials are only read from DOMAIN_SYNC_API_KEY', () => {
         expect: /--base-url: must not contain credentials/,
       },
     ];
-    const runs = await Promise.all(
-      cases.map((c) => runCliProcess(c.args, { cwd: c.cwd ?? out, env: c.env ?? {} })),
-    );
+    const runs = await Promise.all(cases.map((c) => runCli(c.args, { cwd: c.cwd ?? out, env: c.env ?? {} })));
     cases.forEach((c, i) => {
       const run = runs[i]!;
       expect(run.code, `${c.name}: ${run.stderr}`).toBe(2);
@@ -208,7 +206,7 @@ describe('credentials are only read from DOMAIN_SYNC_API_KEY', () => {
     expect(sim.control.requests(), 'no request may reach the service').toEqual([]);
 
     // The same key from the environment works: the refusals above were not for lack of a good key.
-    const ok = await runCliProcess(['account', '--json', ...db, ...base], {
+    const ok = await runCli(['account', '--json', ...db, ...base], {
       cwd: out,
       env: { DOMAIN_SYNC_API_KEY: KEY },
     });

@@ -3,7 +3,7 @@
  * `Content-Disposition` (docs/service-api.md "GET /exports/:id/download"; the name itself is not
  * described),
  * so a relay in front of the simulator, acting as the configured service, sends hostile names.
- * Every case runs the built CLI and then checks that the only new file is one regular file
+ * Every case runs the CLI and then checks that the only new file is one regular file
  * directly inside `exports.dir`, and that everything around it is byte for byte unchanged.
  *
  * The config has no setting for the file name; `exports.dir` itself is the boundary.
@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { testConfigFile } from '../../helpers/test-context.js';
@@ -163,7 +163,7 @@ async function runCase(c: Case): Promise<void> {
   const before = inventory(root, [paths.work, paths.exportsDir]);
   const exportsBefore = inventory(paths.exportsDir, []);
 
-  const run = await runCliProcess(['export', '--json', '--no-load', '--config', configPath], {
+  const run = await runCli(['export', '--json', '--no-load', '--config', configPath], {
     cwd: paths.work,
     env: { DOMAIN_SYNC_API_KEY: KEY, DOMAIN_SYNC_BASE_URL: `${relay.origin}/api/v1/igaming` },
   });

@@ -10,8 +10,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import { runCliProcess, type CliRun } from '../../helpers/cli.js';
-import { queryMirror } from '../../helpers/mirror-truth.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
+import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { writeTestConfig } from '../../helpers/test-context.js';
@@ -106,7 +106,7 @@ describe('export: download_url and poll_url on another origin', () => {
       spellings.map(async ([name, origin], i) => {
         const s = setups[i]!;
         s.sim.control.setUrlStyle({ downloadUrl: { origin: origin(s) } });
-        const run = await runCliProcess(exportArgs(s), { cwd: s.dir, env: s.env });
+        const run = await runCli(exportArgs(s), { cwd: s.dir, env: s.env });
         expectRefused(run, new URL(`${origin(s)}/x`, s.sim.baseUrl).origin, name);
         expectUntouched(s.foreign);
         expect(existsSync(join(s.dir, 'exports')) ? readdirSync(join(s.dir, 'exports')) : [], name).toEqual(
@@ -119,7 +119,7 @@ describe('export: download_url and poll_url on another origin', () => {
     // not paid for again.
     const s = setups[0]!;
     s.sim.control.setUrlStyle({ downloadUrl: 'path' });
-    const again = await runCliProcess(exportArgs(s), { cwd: s.dir, env: s.env });
+    const again = await runCli(exportArgs(s), { cwd: s.dir, env: s.env });
     expect(again.code, again.stderr).toBe(0);
     expect(s.sim.control.usage().filter((u) => u.endpoint === 'POST /exports')).toHaveLength(1);
     const loaded = queryMirror<{ n: number }>(
@@ -133,7 +133,7 @@ describe('export: download_url and poll_url on another origin', () => {
   it('poll_url on another origin is never used (the export is polled by id) and an absolute download_url on the service origin is followed', async () => {
     const s = await setup();
     s.sim.control.setUrlStyle({ pollUrl: { origin: s.foreign.origin }, downloadUrl: 'absolute' });
-    const run = await runCliProcess(exportArgs(s), { cwd: s.dir, env: s.env });
+    const run = await runCli(exportArgs(s), { cwd: s.dir, env: s.env });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout + run.stderr).not.toContain(KEY);
     const polls = s.sim.control.usage().filter((u) => u.endpoint === 'GET /exports/:id');
@@ -161,7 +161,7 @@ describe('enrich: poll_url on another origin', () => {
     const domains = sim.control.truth.listDomains().slice(0, 2);
     const args = ['enrich', '--json', '--config', path, '--budget', '20', '--wait', '30s'];
     for (const d of domains) args.push('--domain', d);
-    const run = await runCliProcess(args, {
+    const run = await runCli(args, {
       cwd: dir,
       env: { DOMAIN_SYNC_API_KEY: KEY, DOMAIN_SYNC_BASE_URL: sim.baseUrl },
     });

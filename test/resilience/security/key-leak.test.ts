@@ -1,6 +1,6 @@
 /**
  * The key never appears in output, logs, the mirror, export files or snapshots (docs/contract.md
- * "Promises"). Every command and pipeline runs through the built CLI with a distinctive key
+ * "Promises"). Every command and pipeline runs through the CLI with a distinctive key
  * (with `+`, `/` and `=` in it, so its URL-encoded and JSON forms differ from the raw one) at
  * debug level, half of the runs logging to `log.file` and half to stderr, with the error paths
  * included: a wrong key (401), 5xx with retries, resets, a truncated download, a paid POST
@@ -13,7 +13,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import { runCliProcess, type CliRun } from '../../helpers/cli.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { testConfigFile } from '../../helpers/test-context.js';
@@ -58,7 +58,7 @@ async function cli(
   options: { config: 'file' | 'stderr'; key?: string; baseUrl?: string; expectCode: number | number[] },
 ): Promise<CliRun> {
   const config = options.config === 'file' ? c.fileConfig : c.stderrConfig;
-  const run = await runCliProcess([...args, '--config', config, '--log-level', 'debug'], {
+  const run = await runCli([...args, '--config', config, '--log-level', 'debug'], {
     cwd: c.dir,
     env: { DOMAIN_SYNC_API_KEY: options.key ?? KEY, DOMAIN_SYNC_BASE_URL: options.baseUrl ?? c.sim.baseUrl },
   });

@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
-import { runCliProcess } from '../../helpers/cli.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { ARTIFACTS_ENV, artifactsDir, recordCliRun, registerKey, scanArtifacts } from './artifacts.js';
+import { recordChildOutput } from './child-output.js';
 import { base64Core, keyId, keyNeedles, needlesFor, scanBuffer, scanFile, scanPath } from './key-scan.js';
 
 // The scanner must be able to fail: every case plants a key and expects it found at its offset.
@@ -103,7 +104,7 @@ describe('suite-wide recording (global setup)', () => {
     const key = `client_recording_probe_${process.pid}`;
     const cliDir = join(dir!, 'cli');
     const before = new Set(existsSync(cliDir) ? readdirSync(cliDir) : []);
-    const run = await runCliProcess(['migrate', '--db', join(cwd, 'm.sqlite')], {
+    const run = await runCli(['migrate', '--db', join(cwd, 'm.sqlite')], {
       cwd,
       env: { DOMAIN_SYNC_API_KEY: key },
     });
@@ -121,18 +122,20 @@ describe('suite-wide recording (global setup)', () => {
     expect(readFileSync(join(dir!, 'keys.jsonl'), 'utf8')).toContain(JSON.stringify(key));
   });
 
-  it('keeps the output of a child a test spawns itself, without a helper, and registers its key', async () => {
+  it('keeps the output of a child a test spawns itself and passes to recordChildOutput, and registers its key', async () => {
     const key = `client_raw_spawn_probe_${process.pid}`;
     const cliDir = join(dir!, 'cli');
     const before = new Set(existsSync(cliDir) ? readdirSync(cliDir) : []);
+    const env = { PATH: process.env.PATH, DOMAIN_SYNC_API_KEY: key };
     const child = spawn(
       process.execPath,
       ['-e', 'process.stdout.write("out-" + process.argv[1]); process.stderr.write("err")', 'probe'],
       {
-        env: { PATH: process.env.PATH, DOMAIN_SYNC_API_KEY: key },
+        env,
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    recordChildOutput(child, { args: ['probe'], env });
     let seen = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (seen += chunk));
@@ -149,19 +152,21 @@ describe('suite-wide recording (global setup)', () => {
     expect(readFileSync(join(dir!, 'keys.jsonl'), 'utf8')).toContain(JSON.stringify(key));
   });
 
-  let scannedDir = '';
-  it('creates a temp dir (scanned when this test finishes)', async () => {
+  it('scans a temp dir before removing it when its test finishes', async () => {
+    let scannedDir = '';
+    // Registered before tempDir(): vitest runs onTestFinished hooks in reverse order of
+    // registration, so this check runs after tempDir()'s scan and removal, and fails this test.
+    onTestFinished(() => {
+      expect(existsSync(scannedDir)).toBe(false);
+      const records = readFileSync(join(dir!, `dirs-${process.pid}.jsonl`), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { dir: string; files: number; bytes: number });
+      expect(records.find((r) => r.dir === scannedDir)).toMatchObject({ files: 1, bytes: 5 });
+    });
     scannedDir = await tempDir();
     writeFileSync(join(scannedDir, 'file.txt'), 'hello');
-  });
-
-  it('scanned that temp dir before removing it', () => {
-    expect(existsSync(scannedDir)).toBe(false);
-    const records = readFileSync(join(dir!, `dirs-${process.pid}.jsonl`), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { dir: string; files: number; bytes: number });
-    expect(records.find((r) => r.dir === scannedDir)).toMatchObject({ files: 1, bytes: 5 });
+    expect(existsSync(scannedDir)).toBe(true);
   });
 
   it('the end-of-suite scan reports a planted key by file and offset without printing it', async () => {

@@ -9,6 +9,9 @@ import { describe, expect, it } from 'vitest';
  * system Node may be one the product does not support, and a test run on Node 26 that quietly
  * spawned Node 20 children would prove nothing about Node 26. This reads every TypeScript file and
  * checks each call into `node:child_process`.
+ *
+ * It also checks that every child a test starts has its output recorded for the suite-wide key
+ * scan (test/resilience/security/child-output.ts): nothing records children behind the tests' back.
  */
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -64,10 +67,12 @@ function exempted(text: string, line: number): boolean {
   return false;
 }
 
-export function findChildProcessCalls(file: string, text: string): Finding[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+/** Every call into `node:child_process` in a file, with the function called and its line. */
+function childProcessCallsIn(
+  source: ts.SourceFile,
+): Array<{ node: ts.CallExpression; called: string; line: number }> {
   const { names, namespaces } = childProcessImports(source);
-  const findings: Finding[] = [];
+  const calls: Array<{ node: ts.CallExpression; called: string; line: number }> = [];
   const visit = (node: ts.Node): void => {
     if (ts.isCallExpression(node)) {
       let called: string | undefined;
@@ -80,20 +85,67 @@ export function findChildProcessCalls(file: string, text: string): Finding[] {
       )
         called = callee.name.text;
       const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      if (called !== undefined && !exempted(text, line)) {
-        const first = node.arguments[0]?.getText(source);
-        if (SHELL.has(called)) {
-          findings.push({ file, line, call: called, problem: 'runs a shell command line' });
-        } else if (PROGRAM_FIRST.has(called) && first !== 'process.execPath') {
-          findings.push({ file, line, call: called, problem: `runs ${first ?? 'nothing'}` });
-        } else if (called === 'fork' && /execPath\s*:/.test(node.getText(source))) {
-          findings.push({ file, line, call: called, problem: 'overrides execPath' });
-        }
-      }
+      if (called !== undefined) calls.push({ node, called, line });
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
+  return calls;
+}
+
+export function findChildProcessCalls(file: string, text: string): Finding[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const findings: Finding[] = [];
+  for (const { node, called, line } of childProcessCallsIn(source)) {
+    if (exempted(text, line)) continue;
+    const first = node.arguments[0]?.getText(source);
+    if (SHELL.has(called)) {
+      findings.push({ file, line, call: called, problem: 'runs a shell command line' });
+    } else if (PROGRAM_FIRST.has(called) && first !== 'process.execPath') {
+      findings.push({ file, line, call: called, problem: `runs ${first ?? 'nothing'}` });
+    } else if (called === 'fork' && /execPath\s*:/.test(node.getText(source))) {
+      findings.push({ file, line, call: called, problem: 'overrides execPath' });
+    }
+  }
+  return findings;
+}
+
+/** The functions that hand a child's output to the key scan (test/resilience/security/child-output.ts). */
+const RECORDERS = new Set(['recordChildOutput', 'recordFinishedChild']);
+
+/**
+ * Children started in a test file whose output does not reach the suite-wide key scan: each call
+ * into `node:child_process` must be assigned to a variable that the same file passes to
+ * `recordChildOutput` (after `spawn`) or `recordFinishedChild` (after `spawnSync`).
+ */
+export function findUnrecordedChildren(file: string, text: string): Finding[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const recorded = new Set<string>();
+  const collect = (node: ts.Node): void => {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isIdentifier(node.expression) &&
+      RECORDERS.has(node.expression.text)
+    ) {
+      const names = (n: ts.Node): void => {
+        if (ts.isIdentifier(n)) recorded.add(n.text);
+        ts.forEachChild(n, names);
+      };
+      node.arguments.forEach(names);
+    }
+    ts.forEachChild(node, collect);
+  };
+  collect(source);
+  const findings: Finding[] = [];
+  for (const { node, called, line } of childProcessCallsIn(source)) {
+    let holder: ts.Node = node.parent;
+    while (ts.isAwaitExpression(holder) || ts.isParenthesizedExpression(holder)) holder = holder.parent;
+    const name = ts.isVariableDeclaration(holder) && ts.isIdentifier(holder.name) ? holder.name.text : null;
+    if (name === null)
+      findings.push({ file, line, call: called, problem: 'the child is not kept in a variable' });
+    else if (!recorded.has(name))
+      findings.push({ file, line, call: called, problem: `${name} is not passed to a recorder` });
+  }
   return findings;
 }
 
@@ -114,6 +166,30 @@ describe('child processes run on the Node that started them', () => {
       '4 execSync',
       '5 spawnSync',
     ]);
+  });
+
+  it('flags children of a test whose output is not recorded for the key scan (so the scan below can fail)', () => {
+    const text = [
+      "import { spawn, spawnSync } from 'node:child_process';",
+      'const kept = spawn(process.execPath, []);',
+      'recordChildOutput(kept, { args: [] });',
+      'const forgotten = spawn(process.execPath, []);',
+      'spawn(process.execPath, []);',
+      'const done = spawnSync(process.execPath, []);',
+      'recordFinishedChild({ args: [] }, done);',
+    ].join('\n');
+    expect(findUnrecordedChildren('probe.ts', text).map((f) => `${f.line} ${f.problem}`)).toEqual([
+      '4 forgotten is not passed to a recorder',
+      '5 the child is not kept in a variable',
+    ]);
+  });
+
+  it('every child a test starts has its output recorded for the key scan', () => {
+    const files = tsFiles(join(ROOT, 'test'));
+    const findings = files.flatMap((file) =>
+      findUnrecordedChildren(relative(ROOT, file), readFileSync(file, 'utf8')),
+    );
+    expect(findings).toEqual([]);
   });
 
   it('finds none in src, pipelines, test, bench or scripts', () => {

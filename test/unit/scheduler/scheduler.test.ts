@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MemoryLogger } from '../../../src/log/logger.js';
 import type { RunResult } from '../../../src/runtime/run-result.js';
 import {
@@ -65,6 +65,9 @@ describe('checkCronExpression / checkSchedules', () => {
 
 describe('PipelineScheduler', () => {
   it('skips a tick while the same pipeline is still running, and logs it', async () => {
+    // node-cron's ticks follow Date and setTimeout, both faked here: three seconds pass at once.
+    vi.useFakeTimers({ now: at('2026-03-03T10:00:00.500Z') });
+    onTestFinished(() => void vi.useRealTimers());
     const logger = new MemoryLogger();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -81,13 +84,12 @@ describe('PipelineScheduler', () => {
     });
     scheduler.start();
     try {
-      // Wait (generously) for the first run and at least one overlapping tick.
-      for (let i = 0; i < 100 && !logger.events.some((e) => e.msg === 'skipped: still running'); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      // Ticks at :01, :02 and :03: the first starts the run, which is still going for the others.
+      await vi.advanceTimersByTimeAsync(3_000);
       expect(calls).toBe(1);
       expect(scheduler.running()).toEqual(['p']);
-      expect(scheduler.stats()[0]!.skippedOverlaps).toBeGreaterThanOrEqual(1);
+      expect(scheduler.stats()[0]!.skippedOverlaps).toBe(2);
+      expect(logger.events.filter((e) => e.msg === 'skipped: still running')).toHaveLength(2);
       expect(logger.events.find((e) => e.msg === 'scheduled')?.fields.nextRuns).toHaveLength(3);
     } finally {
       scheduler.stop();
