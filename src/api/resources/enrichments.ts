@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { pollUntilSettled } from '../poll.js';
+import { pollResource } from './poll-resource.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
 import { resourceUrl } from '../transport.js';
@@ -11,6 +11,7 @@ import {
 } from '../wire.js';
 import type { EnrichmentRun, Known } from '../wire.js';
 import type { RequestOptions } from './domains.js';
+import { getData } from './get-data.js';
 import { parsePaidAnswer } from './exports.js';
 
 /** Body of `POST /enrichments`. */
@@ -131,13 +132,7 @@ export async function getEnrichmentRun(
   options: RequestOptions = {},
 ): Promise<EnrichmentRun> {
   const url = resourceUrl(transport, 'enrichment_runs', idOrPollUrl);
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(EnrichmentRunResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, EnrichmentRunResponseSchema, options);
 }
 
 /**
@@ -159,17 +154,15 @@ export function waitForEnrichmentRun(
   options: Required<Pick<PollOptions<EnrichmentRun>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
     PollOptions<EnrichmentRun>,
 ): Promise<EnrichmentRun> {
-  // Resolve once up front: a foreign poll_url fails before the first request.
-  const url = resourceUrl(transport, 'enrichment_runs', idOrPollUrl);
-  return pollUntilSettled(
+  return pollResource(
+    transport,
     {
-      subject: `enrichment run ${String(idOrPollUrl)}`,
-      fetch: (signal) => getEnrichmentRun(transport, url.pathAndQuery, { signal }),
+      collection: 'enrichment_runs',
+      subject: 'enrichment run',
+      get: getEnrichmentRun,
       isSettled: isRunSettled,
-      statusOf: (run) => run.status,
-      now: () => transport.now(),
-      sleep: (ms, signal) => transport.sleep(ms, signal),
     },
+    idOrPollUrl,
     options,
   );
 }

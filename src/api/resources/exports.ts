@@ -3,7 +3,7 @@ import { headerValue, InvalidArgumentError, OutcomeUnknownError, ProtocolError }
 import { toWireFilters } from '../filters.js';
 import type { DomainFilters } from '../filters.js';
 import { filenameFromContentDisposition, sanitizeFilename } from '../filename.js';
-import { pollUntilSettled } from '../poll.js';
+import { pollResource } from './poll-resource.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
 import { resourceUrl } from '../transport.js';
@@ -12,6 +12,7 @@ import { pathSegment } from '../urls.js';
 import { ExportCreatedResponseSchema, ExportInfoResponseSchema, parseWire } from '../wire.js';
 import type { ExportInfo } from '../wire.js';
 import type { RequestOptions } from './domains.js';
+import { getData } from './get-data.js';
 
 /** Export file formats (docs/service-api.md "POST /exports"; `json` is line-delimited). */
 export type ExportFormat = 'csv' | 'json';
@@ -137,13 +138,7 @@ export async function getExport(
   options: RequestOptions = {},
 ): Promise<ExportInfo> {
   const url = resourceUrl(transport, 'exports', idOrPollUrl);
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(ExportInfoResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, ExportInfoResponseSchema, options);
 }
 
 /** Export statuses treated as failed; the service documents only `completed`, so these are guesses. */
@@ -172,16 +167,10 @@ export function waitForExport(
   options: Required<Pick<PollOptions<ExportInfo>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
     PollOptions<ExportInfo>,
 ): Promise<ExportInfo> {
-  const url = resourceUrl(transport, 'exports', idOrPollUrl);
-  return pollUntilSettled(
-    {
-      subject: `export ${String(idOrPollUrl)}`,
-      fetch: (signal) => getExport(transport, url.pathAndQuery, { signal }),
-      isSettled: isExportSettled,
-      statusOf: (info) => info.status,
-      now: () => transport.now(),
-      sleep: (ms, signal) => transport.sleep(ms, signal),
-    },
+  return pollResource(
+    transport,
+    { collection: 'exports', subject: 'export', get: getExport, isSettled: isExportSettled },
+    idOrPollUrl,
     options,
   );
 }
