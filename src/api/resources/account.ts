@@ -2,7 +2,7 @@ import type { ApiTransport } from '../transport.js';
 import { AccountResponseSchema } from '../wire.js';
 import type { Account } from '../wire.js';
 import type { RequestOptions } from './domains.js';
-import { getData } from './get-data.js';
+import { getData } from './requests.js';
 
 /**
  * `GET /account` (0 credits): plan and credit balance. `credits_granted` null means no quota is

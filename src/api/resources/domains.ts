@@ -4,7 +4,7 @@ import type { DomainFilters } from '../filters.js';
 import type { ApiTransport } from '../transport.js';
 import { buildQuery, pathSegment } from '../urls.js';
 import { DomainProfileResponseSchema, DomainSearchResponseSchema } from '../wire.js';
-import { getData } from './get-data.js';
+import { getData } from './requests.js';
 import type { DomainProfile, DomainSearchPage, ProfileSection } from '../wire.js';
 
 /** Options of a single request. */

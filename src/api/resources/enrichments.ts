@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from '../errors.js';
-import { pollResource } from './poll-resource.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
 import { resourceUrl } from '../transport.js';
@@ -7,12 +6,11 @@ import {
   EnrichmentCachedResponseSchema,
   EnrichmentRunResponseSchema,
   EnrichmentStartedResponseSchema,
-  parseWire,
 } from '../wire.js';
 import type { EnrichmentRun, Known } from '../wire.js';
 import type { RequestOptions } from './domains.js';
-import { getData } from './get-data.js';
-import { parsePaidAnswer } from './exports.js';
+import { pollResource } from './poll-resource.js';
+import { getData, parsePaidWire, postCredit } from './requests.js';
 
 /** Body of `POST /enrichments`. */
 export interface StartEnrichmentParams {
@@ -77,13 +75,7 @@ export async function startEnrichment(
   const body: Record<string, string> = { domain: params.domain };
   if (params.strategy !== undefined) body.strategy = params.strategy;
   const url = transport.url('/enrichments');
-  const response = await transport.requestJson({
-    method: 'POST',
-    url,
-    body,
-    safety: 'credit',
-    signal: options.signal,
-  });
+  const response = await postCredit(transport, url, body, options);
   const looksStarted =
     response.status === 202 ||
     (response.status !== 200 &&
@@ -92,12 +84,7 @@ export async function startEnrichment(
       typeof (response.body as { data?: { enrichment_run_id?: unknown } }).data?.enrichment_run_id !==
         'undefined');
   if (looksStarted) {
-    const data = parsePaidAnswer(
-      () =>
-        parseWire(EnrichmentStartedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
-      url.endpointPath,
-      response,
-    ).data;
+    const data = parsePaidWire(EnrichmentStartedResponseSchema, url, response).data;
     return {
       kind: 'started',
       runId: data.enrichment_run_id,
@@ -106,11 +93,7 @@ export async function startEnrichment(
       raw: data,
     };
   }
-  const data = parsePaidAnswer(
-    () => parseWire(EnrichmentCachedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
-    url.endpointPath,
-    response,
-  ).data;
+  const data = parsePaidWire(EnrichmentCachedResponseSchema, url, response).data;
   return {
     kind: 'cached',
     domain: data.domain,
