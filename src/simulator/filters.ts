@@ -1,6 +1,8 @@
 import { normalizeTimestamp } from '../util/time.js';
 import type { CanonicalFilter, TruthGameProvider, TruthProfile } from './types.js';
 
+// JURISDICTIONS, PAYMENT_CATEGORIES and DomainFilters near-copy src/api (wire.ts, filters.ts) on purpose:
+// the simulator's own reading of docs/service-api.md; it must not import src/api.
 /** Jurisdictions a licence filter accepts (docs/service-api.md "GET /domains"). */
 export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 /** Payment categories (docs/service-api.md "Payment method"). */

@@ -29,6 +29,24 @@ export interface SimRequest {
   authValid: boolean;
 }
 
+/** The 400 of a POST whose JSON body is not an object (POST /enrichments, POST /exports). */
+export function bodyNotAnObject(endpoint: string, now: number): SimResponse {
+  return {
+    status: 400,
+    json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
+    usage: { endpoint },
+  };
+}
+
+/** The 404 of a domain the catalogue does not hold (GET /domains/:domain, POST /enrichments). */
+export function domainNotFound(endpoint: string, requested: string, now: number): SimResponse {
+  return {
+    status: 404,
+    json: errorBody('Domain not found', {}, now),
+    usage: { endpoint, domain: requested },
+  };
+}
+
 /** The documented error body used for 400, 404 and other non-quota errors (docs/simulator.md "Errors"). */
 export function errorBody(
   message: string,

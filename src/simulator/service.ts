@@ -7,7 +7,16 @@ import { parseFilters } from './filters.js';
 import { ENRICHMENT_CREDITS, Jobs } from './jobs.js';
 import { Ledger } from './ledger.js';
 import { Renderer } from './render.js';
-import { errorBody, isObject, mergeErrors, ok, parseInclude, templateOf } from './request.js';
+import {
+  bodyNotAnObject,
+  domainNotFound,
+  errorBody,
+  isObject,
+  mergeErrors,
+  ok,
+  parseInclude,
+  templateOf,
+} from './request.js';
 import type { SimRequest, SimResponse } from './request.js';
 import type {
   CanonicalFilter,
@@ -283,12 +292,7 @@ export class SimService {
         usage: { endpoint, domain: requested },
       };
     const id = this.catalogue.idOf(requested);
-    if (id === undefined)
-      return {
-        status: 404,
-        json: errorBody('Domain not found', {}, now),
-        usage: { endpoint, domain: requested },
-      };
+    if (id === undefined) return domainNotFound(endpoint, requested, now);
     const profile = this.catalogue.profile(id);
     return {
       status: 200,
@@ -302,12 +306,7 @@ export class SimService {
   private postEnrichment(req: SimRequest, now: number): SimResponse {
     const endpoint = 'POST /enrichments';
     const body = req.body;
-    if (!isObject(body))
-      return {
-        status: 400,
-        json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
-        usage: { endpoint },
-      };
+    if (!isObject(body)) return bodyNotAnObject(endpoint, now);
     const errors: FieldErrors = {};
     if (typeof body.domain !== 'string' || body.domain.trim() === '')
       errors.domain = ['is required and must be a string'];
@@ -323,12 +322,7 @@ export class SimService {
     const requested = body.domain as string;
     const strategy = (body.strategy as string | undefined) ?? 'full';
     const id = this.catalogue.idOf(requested);
-    if (id === undefined)
-      return {
-        status: 404,
-        json: errorBody('Domain not found', {}, now),
-        usage: { endpoint, domain: requested },
-      };
+    if (id === undefined) return domainNotFound(endpoint, requested, now);
     const profile = this.catalogue.profile(id);
     const domain = profile.domain_normalized;
     // "How recent a cached enrichment must be: not shown" → cacheWindowMs (docs/simulator.md).
@@ -389,12 +383,7 @@ export class SimService {
   private postExport(req: SimRequest, now: number): SimResponse {
     const endpoint = 'POST /exports';
     const body = req.body === undefined ? {} : req.body;
-    if (!isObject(body))
-      return {
-        status: 400,
-        json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
-        usage: { endpoint },
-      };
+    if (!isObject(body)) return bodyNotAnObject(endpoint, now);
     const errors: FieldErrors = {};
     for (const key of Object.keys(body))
       if (!EXPORT_BODY_KEYS.has(key)) errors[key] = ['is not a known field'];
