@@ -1,3 +1,5 @@
+// Public entry point: these re-export lists repeat the names client.ts and domain-service-api.ts
+// import; that is what a barrel is, not duplicated logic.
 export { createClient, DomainServiceClient } from './client.js';
 export { CLIENT_DEFAULTS, CLIENT_VERSION, DEFAULT_MAX_BODY_BYTES } from './options.js';
 export type { AuthHeader, ClientOptions, ResolvedClientOptions } from './options.js';
