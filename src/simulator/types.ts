@@ -275,7 +275,8 @@ export interface TruthProfile {
 export type SectionName =
   'licenses' | 'payment_methods' | 'game_providers' | 'affiliate_programs' | 'geo' | 'related_domains';
 
-// Near-copy of src/api/wire.ts PROFILE_SECTIONS on purpose: the simulator's own reading of docs/service-api.md; it must not import src/api.
+// Near-copy of src/api/wire.ts PROFILE_SECTIONS on purpose: the simulator's own reading of
+// docs/service-api.md; it must not import src/api.
 /** Every section name, in the order the spec lists them. */
 export const SECTION_NAMES: readonly SectionName[] = [
   'licenses',
