@@ -18,6 +18,7 @@ import { syncPipeline } from '../pipelines/sync.js';
 import { loadConfig } from '../src/config/load.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
+import type { BenchFigure } from './run.js';
 
 /** Options of {@link runEnrichBench}. */
 export interface EnrichBenchOptions {
@@ -144,14 +145,7 @@ async function runCase(runs: number, concurrency: number, timeScale: number): Pr
 }
 
 /** Figures for `bench/run.ts` (one row per concurrency level and measure). */
-export function benchFigures(result: EnrichBenchResult): Array<{
-  figure: string;
-  value: string;
-  baseline: string;
-  ratio: string;
-  target: string;
-  met: boolean | null;
-}> {
+export function benchFigures(result: EnrichBenchResult): Array<Omit<BenchFigure, 'bench'>> {
   return result.cases.flatMap((c) => [
     {
       figure: `wall time, ${c.runs} runs at concurrency ${c.concurrency}`,

@@ -33,6 +33,7 @@ import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { openMirror } from '../src/mirror/database.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
+import type { BenchFigure } from './run.js';
 
 /** Options of {@link runExportBench}. */
 export interface ExportBenchOptions {
@@ -314,14 +315,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
 }
 
 /** Figures for `bench/run.ts`: load rate against the bare upsert ceiling, and peak RSS, per format. */
-export function benchFigures(result: ExportBenchResult): Array<{
-  figure: string;
-  value: string;
-  baseline: string;
-  ratio: string;
-  target: string;
-  met: boolean | null;
-}> {
+export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure, 'bench'>> {
   return result.formats.flatMap((f) => [
     {
       figure: `${f.rows} rows ${f.format === 'json' ? 'NDJSON' : 'CSV'} export (${(f.fileBytes / 2 ** 20).toFixed(0)} MiB, fields: ${result.fields.length ? result.fields.join(', ') : 'none'}) loaded, rows/s`,

@@ -34,6 +34,7 @@ type ColumnRole =
 /** Column names accepted for the key, `domain_normalized`. */
 export const DOMAIN_KEY_COLUMNS = ['domain_normalized', 'normalized_domain', 'domainNormalized'] as const;
 
+// A lookup table: its entries share a shape (flat and dotted spellings of one field) by design.
 const NAMED_ROLES: Record<string, ColumnRole> = {
   domain: { kind: 'top', field: 'domain' },
   status: { kind: 'top', field: 'status' },

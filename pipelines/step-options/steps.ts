@@ -81,6 +81,7 @@ export const EXPORT_SCHEMA: StepSchema<ExportOptions> = {
   }),
 };
 
+// Declarations like EXPORT_SCHEMA's: each step declares its own flags, same-shape by design.
 /**
  * `enrich [--budget N] [--stale-after D] [--domain D]… [--filter NAME=VALUE]… [--concurrency N]
  * [--strategy S] [--wait D] [--dry-run]`.

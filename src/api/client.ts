@@ -33,6 +33,7 @@ import type {
  * its resource function over the HTTP transport (`http-transport.ts`).
  */
 
+// The methods below are same-shape one-line delegations to the resource functions: a facade, by design.
 /**
  * The typed client of the Domain Enrichment Service over HTTP (undici, pooled keep-alive).
  * Implements {@link DomainServiceApi}; pipelines should depend on that interface. Create it with

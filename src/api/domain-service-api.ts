@@ -5,6 +5,7 @@ import type { CompanyParams } from './resources/companies.js';
 import type { GetDomainOptions, RequestOptions } from './resources/domains.js';
 import type { StartEnrichmentParams, StartEnrichmentResult } from './resources/enrichments.js';
 import type { CreateExportParams, ExportCreated, ExportDownload } from './resources/exports.js';
+// The same wire type names as client.ts imports: the interface and its implementation name one set of types.
 import type {
   Account,
   CompanyResponse,

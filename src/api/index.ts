@@ -1,3 +1,5 @@
+// Public entry point: these re-export lists repeat the names client.ts and domain-service-api.ts
+// import; that is what a barrel is, not duplicated logic.
 export { createClient, DomainServiceClient } from './client.js';
 export { CLIENT_DEFAULTS, CLIENT_VERSION, DEFAULT_MAX_BODY_BYTES } from './options.js';
 export type { AuthHeader, ClientOptions, ResolvedClientOptions } from './options.js';
@@ -34,6 +36,7 @@ export type { RequestSafety, RetryDecision, RetryPolicy } from './retry.js';
 export { BASE_PATH_SUFFIX, parseBaseUrl, resolveServiceUrl } from './urls.js';
 export type { ParsedBaseUrl, ResolvedUrl } from './urls.js';
 export { isRunSettled } from './resources/enrichments.js';
+// Same-shape export lists (errors.js above, resources below): a barrel's name lists, nothing to share.
 export type {
   EnrichmentCached,
   EnrichmentStarted,
@@ -52,6 +55,7 @@ export {
   formatFieldPath,
   parseWire,
 } from './wire.js';
+// Repeats the wire type names client.ts and domain-service-api.ts import: the public re-export of them.
 export type {
   Account,
   CompanyResponse,

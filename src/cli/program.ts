@@ -114,6 +114,7 @@ export type RegisterCommand = (command: Command, load: () => Promise<Action>) =>
  * argv with these same declarations.
  */
 export function declareCommands(program: Command, register: RegisterCommand): void {
+  // One same-shape commander declaration per command (flags differ); a table would hide the help text.
   register(
     program
       .command('sync')

@@ -1,5 +1,5 @@
 import { domainToUnicode } from 'node:url';
-import { filtersKey, JURISDICTIONS } from './filters.js';
+import { filtersKey, JURISDICTIONS, profileMatches, providerIs } from './filters.js';
 import type { DomainFilters } from './filters.js';
 import { isoFromMs } from '../util/time.js';
 import { hash32, Prng } from './prng.js';
@@ -12,6 +12,26 @@ import type {
   TruthProfile,
   TruthRelatedDomain,
 } from './types.js';
+import {
+  BRAND_A,
+  BRAND_B,
+  BRANDS,
+  COMPANY_A,
+  COMPANY_B,
+  COMPANY_FORM,
+  COUNTRIES,
+  LANGUAGE_OF,
+  PAYMENT_POOL,
+  PROVIDERS,
+  REGULATOR_URL,
+  RESTRICTED_COUNTRIES,
+  TARGET_COUNTRIES,
+  TLDS,
+  UNICODE_STEMS,
+} from './words.js';
+
+// Matching lives with the filters; re-exported for the catalogue's callers and tests.
+export { profileMatches } from './filters.js';
 
 const DAY_MS = 86_400_000;
 
@@ -26,215 +46,6 @@ const S_GEO = 7;
 const S_REL = 8;
 const S_COMPANY = 9;
 const S_BRAND = 10;
-
-const COMPANY_A = [
-  'Nova',
-  'Aurora',
-  'Stellar',
-  'Lucky',
-  'Golden',
-  'Crown',
-  'Atlas',
-  'Vega',
-  'Orion',
-  'Polaris',
-  'Neptune',
-  'Zenith',
-  'Summit',
-  'Harbour',
-  'Northern',
-  'Baltic',
-  'Emerald',
-  'Silver',
-  'Royal',
-  'Imperial',
-  'Apex',
-  'Blue Ocean',
-  'Red Rock',
-  'Kingfisher',
-  'Falcon',
-  'Phoenix',
-  'Titan',
-  'Meridian',
-  'Cobalt',
-  'Sapphire',
-];
-const COMPANY_B = [
-  'Gaming',
-  'Entertainment',
-  'Interactive',
-  'Digital',
-  'Media',
-  'Gaming Group',
-  'Ventures',
-  'Leisure',
-  'Play',
-  'Online',
-  'Networks',
-  'Holdings',
-];
-const COMPANY_FORM = ['Ltd', 'Limited', 'N.V.', 'B.V.', 'plc', 'AB', 'OÜ', 'S.A.'];
-const COUNTRIES = [
-  { code: 'MT', name: 'Malta' },
-  { code: 'GB', name: 'UK' },
-  { code: 'CW', name: 'Curaçao' },
-  { code: 'CY', name: 'Cyprus' },
-  { code: 'GI', name: 'Gibraltar' },
-  { code: 'IM', name: 'Isle of Man' },
-  { code: 'SE', name: 'Sweden' },
-  { code: 'EE', name: 'Estonia' },
-  { code: 'KM', name: 'Anjouan' },
-];
-const BRAND_A = [
-  'Spin',
-  'Lucky',
-  'Royal',
-  'Mega',
-  'Jackpot',
-  'Vegas',
-  'Wild',
-  'Golden',
-  'Star',
-  'Casino',
-  'Slot',
-  'Bet',
-  'Fortune',
-  'Diamond',
-  'Cash',
-  'Ace',
-  'Viking',
-  'Dragon',
-  'Neon',
-  'Cosmic',
-];
-const BRAND_B = [
-  'Palace',
-  'Spins',
-  'City',
-  'Wins',
-  'Joy',
-  'Planet',
-  'Kingdom',
-  'Rush',
-  'Club',
-  'Land',
-  'Bay',
-  'Party',
-  'Hero',
-  'Island',
-  'Empire',
-  'Ville',
-];
-/**
- * Every brand with its slug, indexed `a * BRAND_B.length + b` in draw order, so a brand costs two
- * draws and no string work (brands are needed several times per profile and per related domain).
- */
-const BRANDS = BRAND_A.flatMap((a) =>
-  BRAND_B.map((b) => {
-    const name = `${a} ${b}`;
-    const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
-    return { name, slug, nameStem: slug.replace(/-/g, '') };
-  }),
-);
-const TLDS = ['com', 'net', 'io', 'casino', 'bet', 'co.uk', 'de', 'se', 'eu', 'games'];
-const UNICODE_STEMS = [
-  { stem: 'казино', tld: 'рф' },
-  { stem: 'spielbank-münchen', tld: 'de' },
-  { stem: 'ставки', tld: 'рф' },
-  { stem: 'glücksspiel', tld: 'at' },
-  { stem: 'kasíno', tld: 'cz' },
-];
-const PAYMENT_POOL: Array<{ name: string; category: string }> = [
-  { name: 'visa', category: 'card' },
-  { name: 'mastercard', category: 'card' },
-  { name: 'maestro', category: 'card' },
-  { name: 'amex', category: 'card' },
-  { name: 'bitcoin', category: 'crypto' },
-  { name: 'ethereum', category: 'crypto' },
-  { name: 'tether', category: 'crypto' },
-  { name: 'litecoin', category: 'crypto' },
-  { name: 'skrill', category: 'ewallet' },
-  { name: 'neteller', category: 'ewallet' },
-  { name: 'paypal', category: 'ewallet' },
-  { name: 'muchbetter', category: 'ewallet' },
-  { name: 'ecopayz', category: 'ewallet' },
-  { name: 'bank_transfer', category: 'bank_transfer' },
-  { name: 'sepa_transfer', category: 'bank_transfer' },
-  { name: 'wire_transfer', category: 'bank_transfer' },
-  { name: 'trustly', category: 'open_banking' },
-  { name: 'sofort', category: 'open_banking' },
-  { name: 'zimpler', category: 'open_banking' },
-  { name: 'paysafecard', category: 'local_apm' },
-  { name: 'interac', category: 'local_apm' },
-  { name: 'pix', category: 'local_apm' },
-  { name: 'blik', category: 'local_apm' },
-  { name: 'ideal', category: 'local_apm' },
-];
-const PROVIDERS = [
-  ['NetEnt', 'netent'],
-  ['Pragmatic Play', 'pragmatic_play'],
-  ['Evolution', 'evolution'],
-  ["Play'n GO", 'play_n_go'],
-  ['Microgaming', 'microgaming'],
-  ['Yggdrasil', 'yggdrasil'],
-  ['Push Gaming', 'push_gaming'],
-  ['Relax Gaming', 'relax_gaming'],
-  ['Hacksaw Gaming', 'hacksaw_gaming'],
-  ['Nolimit City', 'nolimit_city'],
-  ['Red Tiger', 'red_tiger'],
-  ['Big Time Gaming', 'big_time_gaming'],
-  ['Playtech', 'playtech'],
-  ['Quickspin', 'quickspin'],
-  ['ELK Studios', 'elk_studios'],
-  ['Thunderkick', 'thunderkick'],
-] as const;
-const TARGET_COUNTRIES = [
-  'GB',
-  'DE',
-  'SE',
-  'FI',
-  'NO',
-  'CA',
-  'NZ',
-  'IE',
-  'NL',
-  'IT',
-  'ES',
-  'BR',
-  'IN',
-  'JP',
-  'MT',
-  'AT',
-  'DK',
-  'PL',
-];
-const RESTRICTED_COUNTRIES = ['US', 'FR', 'AU', 'TR', 'IL', 'SG', 'CN', 'KP'];
-const LANGUAGE_OF: Record<string, string> = {
-  GB: 'en',
-  DE: 'de',
-  SE: 'sv',
-  FI: 'fi',
-  NO: 'no',
-  CA: 'en',
-  NZ: 'en',
-  IE: 'en',
-  NL: 'nl',
-  IT: 'it',
-  ES: 'es',
-  BR: 'pt',
-  IN: 'en',
-  JP: 'ja',
-  MT: 'en',
-  AT: 'de',
-  DK: 'da',
-  PL: 'pl',
-};
-const REGULATOR_URL: Record<string, string> = {
-  mga: 'https://www.authorisation.mga.org.mt/verification.aspx?lang=EN&company=',
-  ukgc: 'https://www.gamblingcommission.gov.uk/public-register/business/detail/',
-  curacao: 'https://cert.gcb.cw/certificate?id=',
-  anjouan: 'https://anjouangaming.org/validator/?license=',
-};
 
 /** An operator company as the catalogue generates it. */
 export interface Company {
@@ -644,40 +455,6 @@ export class Catalogue {
     this.removed.add(id);
     this.version++;
   }
-}
-
-/** Whether a materialised profile matches the filters (same rules as {@link Catalogue.matches}). */
-export function profileMatches(p: TruthProfile, f: DomainFilters): boolean {
-  if (f.enriched_after !== undefined && !(Date.parse(p.last_enriched_at) > f.enriched_after)) return false;
-  if (f.jurisdiction !== undefined && !p.licenses.some((l) => l.jurisdiction === f.jurisdiction))
-    return false;
-  if (f.payment_category !== undefined && !p.payment_methods.some((m) => m.category === f.payment_category))
-    return false;
-  if (
-    f.exclude_payment_category !== undefined &&
-    p.payment_methods.some((m) => m.category === f.exclude_payment_category)
-  )
-    return false;
-  if (
-    f.game_provider !== undefined &&
-    !p.game_providers.some((g) => providerIs(g, f.game_provider as string))
-  )
-    return false;
-  if (
-    f.exclude_provider !== undefined &&
-    p.game_providers.some((g) => providerIs(g, f.exclude_provider as string))
-  )
-    return false;
-  if (f.has_affiliate_programs !== undefined && p.affiliate_programs.length > 0 !== f.has_affiliate_programs)
-    return false;
-  if (f.geo !== undefined && !p.geo.target_countries.some((c) => c.toLowerCase() === f.geo)) return false;
-  return true;
-}
-
-// A provider filter matches the normalised name, or the display name case-insensitively
-// (the service documents "normalised provider name"; the display name is a convenience).
-function providerIs(p: TruthGameProvider, wanted: string): boolean {
-  return p.normalized_name === wanted || p.name.toLowerCase() === wanted;
 }
 
 /** Normalises a requested domain: trim, lower case, no trailing dot, no `www.`, punycode → Unicode. */

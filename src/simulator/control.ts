@@ -3,6 +3,10 @@ import { reconfirm } from './jobs.js';
 import type { SimService } from './service.js';
 import { BASE_PATH } from './service.js';
 import type { CanonicalFilter, FaultRule, SimulatorControl, TruthProfile, UrlStyle } from './types.js';
+import { CANONICAL_FILTERS } from './types.js';
+
+/** The canonical filters a truth query accepts: all but paging. */
+const DOMAIN_FILTER_NAMES = CANONICAL_FILTERS.filter((name) => name !== 'per_page' && name !== 'page');
 
 /** A control-surface error with an HTTP status (400 bad input, 404 unknown domain). */
 export class ControlError extends Error {
@@ -95,19 +99,7 @@ export function createControl(service: SimService): SimulatorControl {
         const parsed = parseFilters(filters as Partial<Record<CanonicalFilter, unknown>>, undefined, {
           paging: false,
         });
-        const unknown = Object.keys(filters).filter(
-          (k) =>
-            ![
-              'jurisdiction',
-              'payment_category',
-              'game_provider',
-              'exclude_provider',
-              'exclude_payment_category',
-              'has_affiliate_programs',
-              'geo',
-              'enriched_after',
-            ].includes(k),
-        );
+        const unknown = Object.keys(filters).filter((k) => !(DOMAIN_FILTER_NAMES as string[]).includes(k));
         if (unknown.length > 0) throw new ControlError(400, `unknown filter(s): ${unknown.join(', ')}`);
         if (Object.keys(parsed.errors).length > 0) throw new ControlError(400, JSON.stringify(parsed.errors));
         return Array.from(catalogue.list(parsed.filters), (id) => catalogue.profile(id).domain_normalized);

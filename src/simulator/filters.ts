@@ -1,6 +1,8 @@
 import { normalizeTimestamp } from '../util/time.js';
-import type { CanonicalFilter } from './types.js';
+import type { CanonicalFilter, TruthGameProvider, TruthProfile } from './types.js';
 
+// JURISDICTIONS, PAYMENT_CATEGORIES and DomainFilters near-copy src/api (wire.ts, filters.ts) on purpose:
+// the simulator's own reading of docs/service-api.md; it must not import src/api.
 /** Jurisdictions a licence filter accepts (docs/service-api.md "GET /domains"). */
 export const JURISDICTIONS = ['mga', 'ukgc', 'curacao', 'anjouan'] as const;
 /** Payment categories (docs/service-api.md "Payment method"). */
@@ -120,4 +122,38 @@ export function parseFilters(
 /** A stable cache key of a filter set. */
 export function filtersKey(filters: DomainFilters): string {
   return JSON.stringify(Object.entries(filters).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** Whether a materialised profile matches the filters (same rules as `Catalogue.matches`). */
+export function profileMatches(p: TruthProfile, f: DomainFilters): boolean {
+  if (f.enriched_after !== undefined && !(Date.parse(p.last_enriched_at) > f.enriched_after)) return false;
+  if (f.jurisdiction !== undefined && !p.licenses.some((l) => l.jurisdiction === f.jurisdiction))
+    return false;
+  if (f.payment_category !== undefined && !p.payment_methods.some((m) => m.category === f.payment_category))
+    return false;
+  if (
+    f.exclude_payment_category !== undefined &&
+    p.payment_methods.some((m) => m.category === f.exclude_payment_category)
+  )
+    return false;
+  if (
+    f.game_provider !== undefined &&
+    !p.game_providers.some((g) => providerIs(g, f.game_provider as string))
+  )
+    return false;
+  if (
+    f.exclude_provider !== undefined &&
+    p.game_providers.some((g) => providerIs(g, f.exclude_provider as string))
+  )
+    return false;
+  if (f.has_affiliate_programs !== undefined && p.affiliate_programs.length > 0 !== f.has_affiliate_programs)
+    return false;
+  if (f.geo !== undefined && !p.geo.target_countries.some((c) => c.toLowerCase() === f.geo)) return false;
+  return true;
+}
+
+// A provider filter matches the normalised name, or the display name case-insensitively
+// (the service documents "normalised provider name"; the display name is a convenience).
+export function providerIs(p: TruthGameProvider, wanted: string): boolean {
+  return p.normalized_name === wanted || p.name.toLowerCase() === wanted;
 }

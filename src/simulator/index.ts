@@ -1,3 +1,4 @@
+// Re-export list only: its type names repeat the imports of catalogue.ts and the other modules.
 export { startSimulator } from './server.js';
 export { CANONICAL_FILTERS, SECTION_NAMES } from './types.js';
 export type {

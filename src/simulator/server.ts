@@ -7,8 +7,9 @@ import { noopLogger } from '../log/logger.js';
 import { sleep } from '../util/sleep.js';
 import { createControl, handleControlRequest } from './control.js';
 import { isoFromMs } from '../util/time.js';
-import type { SimRequest, SimResponse } from './service.js';
-import { BASE_PATH, SimService, errorBody, templateOf } from './service.js';
+import { errorBody, templateOf } from './request.js';
+import type { SimRequest, SimResponse } from './request.js';
+import { BASE_PATH, SimService } from './service.js';
 import type { FaultRule, RequestEntry, RunningSimulator, SimulatorOptions, UsageEntry } from './types.js';
 
 const MAX_BODY_BYTES = 1_000_000;

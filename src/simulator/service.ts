@@ -1,12 +1,23 @@
 import { Catalogue } from './catalogue.js';
+import { CompanyEndpoints } from './companies.js';
 import { exportChunks, exportContentType, exportFileName } from './export-file.js';
 import { FaultInjector } from './faults.js';
-import { isoFromMs } from '../util/time.js';
 import type { FieldErrors } from './filters.js';
 import { parseFilters } from './filters.js';
 import { ENRICHMENT_CREDITS, Jobs } from './jobs.js';
 import { Ledger } from './ledger.js';
 import { Renderer } from './render.js';
+import {
+  bodyNotAnObject,
+  domainNotFound,
+  errorBody,
+  isObject,
+  mergeErrors,
+  ok,
+  parseInclude,
+  templateOf,
+} from './request.js';
+import type { SimRequest, SimResponse } from './request.js';
 import type {
   CanonicalFilter,
   RequestEntry,
@@ -23,30 +34,6 @@ export const BASE_PATH = '/api/v1/igaming';
 
 /** Plan name shown by GET /account ("plan name"; values not shown). */
 export const SIMULATOR_PLAN = 'simulator';
-
-/** A response before it is sent (so faults can be applied after processing). */
-export interface SimResponse {
-  status: number;
-  headers?: Record<string, string>;
-  json?: unknown;
-  /** A streamed body (export downloads). */
-  stream?: () => AsyncIterable<string>;
-  usage: { endpoint: string; credits?: number; domain?: string; exportId?: number; runId?: number };
-  /** Called with the usage entry once it is logged (a run keeps it to note a refund). */
-  onUsage?: (entry: UsageEntry) => void;
-}
-
-/** A parsed incoming request under the base path. */
-export interface SimRequest {
-  method: string;
-  /** Path after the base path, still percent-encoded. */
-  rawPath: string;
-  query: URLSearchParams;
-  body: unknown;
-  /** Body text could not be parsed as JSON. */
-  badJson: boolean;
-  authValid: boolean;
-}
 
 /** Fully defaulted options. */
 export type ResolvedOptions = Required<Omit<SimulatorOptions, 'logger' | 'queryParamNames'>> & {
@@ -78,15 +65,6 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
   };
 }
 
-/** The documented error body used for 400, 404 and other non-quota errors (docs/simulator.md "Errors"). */
-export function errorBody(
-  message: string,
-  errors: FieldErrors = {},
-  nowMs = Date.now(),
-): Record<string, unknown> {
-  return { success: false, message, errors, timestamp: isoFromMs(nowMs) };
-}
-
 const EXPORT_BODY_KEYS = new Set(['filters', 'export_format', 'fields', 'fields[]']);
 
 /**
@@ -109,6 +87,7 @@ export class SimService {
   urlStyle: { pollUrl: UrlStyle; downloadUrl: UrlStyle } = { pollUrl: 'path', downloadUrl: 'path' };
   listPageHook: ((page: number) => void | Promise<void>) | null = null;
   private readonly wireToCanonical = new Map<string, CanonicalFilter>();
+  private readonly companies: CompanyEndpoints;
 
   constructor(options: SimulatorOptions = {}) {
     this.options = resolveOptions(options);
@@ -135,6 +114,7 @@ export class SimService {
     this.renderer = new Renderer(o.quirks, o.seed);
     this.canonical = new Renderer(false, o.seed);
     this.faults = new FaultInjector(o.seed);
+    this.companies = new CompanyEndpoints(this.catalogue, this.ledger, this.renderer);
     for (const name of CANONICAL_FILTERS) this.wireToCanonical.set(o.queryParamNames[name], name);
   }
 
@@ -250,9 +230,9 @@ export class SimService {
       case 'companies':
         if (method !== 'GET') break;
         if (second === 'search' && third === 'preview' && segments.length === 3)
-          return this.companiesPreview(req);
-        if (second === 'search' && third === undefined) return this.companiesSearch(req, now);
-        if (second === 'resolve' && third === undefined) return this.companiesResolve(req, now);
+          return this.companies.preview(req);
+        if (second === 'search' && third === undefined) return this.companies.search(req, now);
+        if (second === 'resolve' && third === undefined) return this.companies.resolve(req, now);
         break;
     }
     return { status: 404, json: errorBody('Not Found', {}, now), usage: { endpoint: 'unknown' } };
@@ -312,12 +292,7 @@ export class SimService {
         usage: { endpoint, domain: requested },
       };
     const id = this.catalogue.idOf(requested);
-    if (id === undefined)
-      return {
-        status: 404,
-        json: errorBody('Domain not found', {}, now),
-        usage: { endpoint, domain: requested },
-      };
+    if (id === undefined) return domainNotFound(endpoint, requested, now);
     const profile = this.catalogue.profile(id);
     return {
       status: 200,
@@ -331,12 +306,7 @@ export class SimService {
   private postEnrichment(req: SimRequest, now: number): SimResponse {
     const endpoint = 'POST /enrichments';
     const body = req.body;
-    if (!isObject(body))
-      return {
-        status: 400,
-        json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
-        usage: { endpoint },
-      };
+    if (!isObject(body)) return bodyNotAnObject(endpoint, now);
     const errors: FieldErrors = {};
     if (typeof body.domain !== 'string' || body.domain.trim() === '')
       errors.domain = ['is required and must be a string'];
@@ -352,12 +322,7 @@ export class SimService {
     const requested = body.domain as string;
     const strategy = (body.strategy as string | undefined) ?? 'full';
     const id = this.catalogue.idOf(requested);
-    if (id === undefined)
-      return {
-        status: 404,
-        json: errorBody('Domain not found', {}, now),
-        usage: { endpoint, domain: requested },
-      };
+    if (id === undefined) return domainNotFound(endpoint, requested, now);
     const profile = this.catalogue.profile(id);
     const domain = profile.domain_normalized;
     // "How recent a cached enrichment must be: not shown" → cacheWindowMs (docs/simulator.md).
@@ -418,12 +383,7 @@ export class SimService {
   private postExport(req: SimRequest, now: number): SimResponse {
     const endpoint = 'POST /exports';
     const body = req.body === undefined ? {} : req.body;
-    if (!isObject(body))
-      return {
-        status: 400,
-        json: errorBody('Validation failed', { body: ['must be a JSON object'] }, now),
-        usage: { endpoint },
-      };
+    if (!isObject(body)) return bodyNotAnObject(endpoint, now);
     const errors: FieldErrors = {};
     for (const key of Object.keys(body))
       if (!EXPORT_BODY_KEYS.has(key)) errors[key] = ['is not a known field'];
@@ -505,166 +465,4 @@ export class SimService {
       usage: { endpoint, exportId: record.id },
     };
   }
-
-  // ---- companies ("Parameters and payloads of the three company endpoints: not shown") -------
-
-  private matchingCompanies(q: string): number[] {
-    const needle = q.trim().toLowerCase();
-    const out: number[] = [];
-    for (let c = 0; c < this.catalogue.companyCount; c++) {
-      if (needle === '' || this.catalogue.company(c).name.toLowerCase().includes(needle)) out.push(c);
-    }
-    return out;
-  }
-
-  private companyDomains(c: number, limit: number): string[] {
-    const out: string[] = [];
-    for (let id = c; id < this.catalogue.baseCount && out.length < limit; id += this.catalogue.companyCount) {
-      if (this.catalogue.isListed(id)) out.push(this.catalogue.profile(id).domain_normalized);
-    }
-    return out;
-  }
-
-  private domainsCount(c: number): number {
-    const n = this.catalogue.baseCount;
-    return c >= n ? 0 : Math.floor((n - 1 - c) / this.catalogue.companyCount) + 1;
-  }
-
-  private companySummary(c: number): Record<string, unknown> {
-    const company = this.catalogue.company(c);
-    return this.renderer.extra(
-      {
-        name: company.name,
-        legal_entity_name: company.legal_entity_name,
-        country_of_incorporation: company.country,
-        domains_count: this.domainsCount(c),
-      },
-      `co:${c}`,
-    );
-  }
-
-  private companiesPreview(req: SimRequest): SimResponse {
-    const matches = this.matchingCompanies(req.query.get('q') ?? '');
-    const facets: Record<string, number> = {};
-    for (const c of matches) {
-      const country = this.catalogue.company(c).country;
-      facets[country] = (facets[country] ?? 0) + 1;
-    }
-    return {
-      status: 200,
-      json: ok({
-        count: matches.length,
-        facets: { country_of_incorporation: facets },
-        cost: { credits_per_result: 1, max_credits: matches.length },
-      }),
-      usage: { endpoint: 'GET /companies/search/preview' },
-    };
-  }
-
-  private companiesSearch(req: SimRequest, now: number): SimResponse {
-    const endpoint = 'GET /companies/search';
-    const perPage = Number(req.query.get('per_page') ?? '20');
-    const page = Number(req.query.get('page') ?? '1');
-    const errors: FieldErrors = {};
-    if (!Number.isInteger(perPage) || perPage < 1 || perPage > 100)
-      errors.per_page = ['must be an integer from 1 to 100'];
-    if (!Number.isInteger(page) || page < 1) errors.page = ['must be an integer of at least 1'];
-    if (Object.keys(errors).length > 0)
-      return { status: 400, json: errorBody('Validation failed', errors, now), usage: { endpoint } };
-    const matches = this.matchingCompanies(req.query.get('q') ?? '');
-    const slice = matches.slice((page - 1) * perPage, page * perPage);
-    // Cost list: 1 credit per result returned.
-    if (!this.ledger.charge(slice.length))
-      return { status: 429, json: this.ledger.quotaExceededBody(slice.length), usage: { endpoint } };
-    return {
-      status: 200,
-      json: ok({
-        companies: slice.map((c) => this.companySummary(c)),
-        total: matches.length,
-        page,
-        per_page: perPage,
-        credits_used: slice.length,
-      }),
-      usage: { endpoint, credits: slice.length },
-    };
-  }
-
-  private companiesResolve(req: SimRequest, now: number): SimResponse {
-    const endpoint = 'GET /companies/resolve';
-    const name = req.query.get('name');
-    const domain = req.query.get('domain');
-    let found: number[];
-    if (domain) {
-      const id = this.catalogue.idOf(domain);
-      found = id === undefined ? [] : [this.catalogue.companyOf(id)];
-    } else if (name) {
-      found = this.matchingCompanies('')
-        .filter((c) => this.catalogue.company(c).name.toLowerCase() === name.trim().toLowerCase())
-        .slice(0, 10);
-    } else {
-      return {
-        status: 400,
-        json: errorBody('Validation failed', { name: ['name or domain is required'] }, now),
-        usage: { endpoint },
-      };
-    }
-    const credits = found.length * 3;
-    if (!this.ledger.charge(credits))
-      return { status: 429, json: this.ledger.quotaExceededBody(credits), usage: { endpoint } };
-    const profiles = found.map((c) => ({ ...this.companySummary(c), domains: this.companyDomains(c, 100) }));
-    return { status: 200, json: ok({ profiles, credits_used: credits }), usage: { endpoint, credits } };
-  }
-}
-
-function ok(data: unknown): { success: true; data: unknown } {
-  return { success: true, data };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function mergeErrors(a: FieldErrors, b: FieldErrors): FieldErrors {
-  const out: FieldErrors = { ...a };
-  for (const [key, messages] of Object.entries(b)) out[key] = [...(out[key] ?? []), ...messages];
-  return out;
-}
-
-/** `include[]` (repeatable), also `include` and comma-separated values; default all sections. */
-function parseInclude(query: URLSearchParams): { sections: SectionName[] } | { errors: FieldErrors } {
-  if (!query.has('include[]') && !query.has('include')) return { sections: [...SECTION_NAMES] };
-  const values = [...query.getAll('include[]'), ...query.getAll('include')]
-    .flatMap((v) => v.split(','))
-    .map((v) => v.trim())
-    .filter(Boolean);
-  const unknown = values.filter((v) => !(SECTION_NAMES as readonly string[]).includes(v));
-  if (unknown.length > 0)
-    return {
-      errors: {
-        'include[]': [`unknown section(s): ${unknown.join(', ')}; allowed: ${SECTION_NAMES.join(', ')}`],
-      },
-    };
-  return { sections: SECTION_NAMES.filter((s) => values.includes(s)) };
-}
-
-/** Endpoint template of a path, for the usage log. */
-export function templateOf(method: string, segments: string[]): string {
-  const [first, second, third, fourth] = segments;
-  const m = method;
-  if (first === 'domains')
-    return second === undefined || second === '' ? `${m} /domains` : `${m} /domains/:domain`;
-  if (first === 'enrichments') return `${m} /enrichments`;
-  if (first === 'enrichment_runs') return `${m} /enrichment_runs/:id`;
-  if (first === 'account') return `${m} /account`;
-  if (first === 'exports') {
-    if (second === undefined) return `${m} /exports`;
-    return third === 'download' ? `${m} /exports/:id/download` : `${m} /exports/:id`;
-  }
-  if (first === 'companies') {
-    if (second === 'search' && third === 'preview' && fourth === undefined)
-      return `${m} /companies/search/preview`;
-    if (second === 'search') return `${m} /companies/search`;
-    if (second === 'resolve') return `${m} /companies/resolve`;
-  }
-  return 'unknown';
 }

@@ -17,6 +17,8 @@ export type CanonicalFilter =
   | 'per_page'
   | 'page';
 
+// Near-copy of src/config/defaults.ts on purpose: the simulator reads the filter names from
+// docs/service-api.md itself rather than from the client's configuration.
 /** Every canonical filter name, in documentation order. */
 export const CANONICAL_FILTERS: readonly CanonicalFilter[] = [
   'jurisdiction',
@@ -273,6 +275,8 @@ export interface TruthProfile {
 export type SectionName =
   'licenses' | 'payment_methods' | 'game_providers' | 'affiliate_programs' | 'geo' | 'related_domains';
 
+// Near-copy of src/api/wire.ts PROFILE_SECTIONS on purpose: the simulator's own reading of
+// docs/service-api.md; it must not import src/api.
 /** Every section name, in the order the spec lists them. */
 export const SECTION_NAMES: readonly SectionName[] = [
   'licenses',

@@ -8,6 +8,7 @@ export type {
   WriteParquetFileOptions,
   WriteParquetFileResult,
 } from './parquet-writer.js';
+// Barrel: this re-export list repeats the names snapshot.ts imports from snapshot-layout.ts.
 export {
   MANIFESTS_DIR_NAME,
   PART_FILE_NAME,

@@ -1,7 +1,8 @@
 import type { ApiTransport } from '../transport.js';
-import { AccountResponseSchema, parseWire } from '../wire.js';
+import { AccountResponseSchema } from '../wire.js';
 import type { Account } from '../wire.js';
 import type { RequestOptions } from './domains.js';
+import { getData } from './requests.js';
 
 /**
  * `GET /account` (0 credits): plan and credit balance. `credits_granted` null means no quota is
@@ -9,11 +10,5 @@ import type { RequestOptions } from './domains.js';
  */
 export async function getAccount(transport: ApiTransport, options: RequestOptions = {}): Promise<Account> {
   const url = transport.url('/account');
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(AccountResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, AccountResponseSchema, options);
 }

@@ -3,7 +3,8 @@ import { toWireQueryEntries } from '../filters.js';
 import type { DomainFilters } from '../filters.js';
 import type { ApiTransport } from '../transport.js';
 import { buildQuery, pathSegment } from '../urls.js';
-import { DomainProfileResponseSchema, DomainSearchResponseSchema, parseWire } from '../wire.js';
+import { DomainProfileResponseSchema, DomainSearchResponseSchema } from '../wire.js';
+import { getData } from './requests.js';
 import type { DomainProfile, DomainSearchPage, ProfileSection } from '../wire.js';
 
 /** Options of a single request. */
@@ -33,13 +34,7 @@ export async function searchDomains(
 ): Promise<DomainSearchPage> {
   const query = buildQuery(toWireQueryEntries(filters, (name) => transport.wireName(name)));
   const url = transport.url('/domains', query);
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(DomainSearchResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, DomainSearchResponseSchema, options);
 }
 
 /**
@@ -56,11 +51,5 @@ export async function getDomain(
     throw new InvalidArgumentError('domain must be a non-empty string');
   const query = options.include ? buildQuery([['include[]', options.include]]) : '';
   const url = transport.url(`/domains/${pathSegment(domain)}`, query);
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(DomainProfileResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, DomainProfileResponseSchema, options);
 }

@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from '../errors.js';
-import { pollUntilSettled } from '../poll.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
 import { resourceUrl } from '../transport.js';
@@ -7,11 +6,11 @@ import {
   EnrichmentCachedResponseSchema,
   EnrichmentRunResponseSchema,
   EnrichmentStartedResponseSchema,
-  parseWire,
 } from '../wire.js';
 import type { EnrichmentRun, Known } from '../wire.js';
 import type { RequestOptions } from './domains.js';
-import { parsePaidAnswer } from './exports.js';
+import { pollResource } from './poll-resource.js';
+import { getData, parsePaidWire, postCredit } from './requests.js';
 
 /** Body of `POST /enrichments`. */
 export interface StartEnrichmentParams {
@@ -76,13 +75,7 @@ export async function startEnrichment(
   const body: Record<string, string> = { domain: params.domain };
   if (params.strategy !== undefined) body.strategy = params.strategy;
   const url = transport.url('/enrichments');
-  const response = await transport.requestJson({
-    method: 'POST',
-    url,
-    body,
-    safety: 'credit',
-    signal: options.signal,
-  });
+  const response = await postCredit(transport, url, body, options);
   const looksStarted =
     response.status === 202 ||
     (response.status !== 200 &&
@@ -91,12 +84,7 @@ export async function startEnrichment(
       typeof (response.body as { data?: { enrichment_run_id?: unknown } }).data?.enrichment_run_id !==
         'undefined');
   if (looksStarted) {
-    const data = parsePaidAnswer(
-      () =>
-        parseWire(EnrichmentStartedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
-      url.endpointPath,
-      response,
-    ).data;
+    const data = parsePaidWire(EnrichmentStartedResponseSchema, url, response).data;
     return {
       kind: 'started',
       runId: data.enrichment_run_id,
@@ -105,11 +93,7 @@ export async function startEnrichment(
       raw: data,
     };
   }
-  const data = parsePaidAnswer(
-    () => parseWire(EnrichmentCachedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
-    url.endpointPath,
-    response,
-  ).data;
+  const data = parsePaidWire(EnrichmentCachedResponseSchema, url, response).data;
   return {
     kind: 'cached',
     domain: data.domain,
@@ -131,13 +115,7 @@ export async function getEnrichmentRun(
   options: RequestOptions = {},
 ): Promise<EnrichmentRun> {
   const url = resourceUrl(transport, 'enrichment_runs', idOrPollUrl);
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(EnrichmentRunResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, EnrichmentRunResponseSchema, options);
 }
 
 /**
@@ -159,17 +137,15 @@ export function waitForEnrichmentRun(
   options: Required<Pick<PollOptions<EnrichmentRun>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
     PollOptions<EnrichmentRun>,
 ): Promise<EnrichmentRun> {
-  // Resolve once up front: a foreign poll_url fails before the first request.
-  const url = resourceUrl(transport, 'enrichment_runs', idOrPollUrl);
-  return pollUntilSettled(
+  return pollResource(
+    transport,
     {
-      subject: `enrichment run ${String(idOrPollUrl)}`,
-      fetch: (signal) => getEnrichmentRun(transport, url.pathAndQuery, { signal }),
+      collection: 'enrichment_runs',
+      subject: 'enrichment run',
+      get: getEnrichmentRun,
       isSettled: isRunSettled,
-      statusOf: (run) => run.status,
-      now: () => transport.now(),
-      sleep: (ms, signal) => transport.sleep(ms, signal),
     },
+    idOrPollUrl,
     options,
   );
 }

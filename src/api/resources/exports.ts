@@ -1,17 +1,18 @@
 import type { Readable } from 'node:stream';
-import { headerValue, InvalidArgumentError, OutcomeUnknownError, ProtocolError } from '../errors.js';
+import { headerValue, InvalidArgumentError } from '../errors.js';
 import { toWireFilters } from '../filters.js';
 import type { DomainFilters } from '../filters.js';
 import { filenameFromContentDisposition, sanitizeFilename } from '../filename.js';
-import { pollUntilSettled } from '../poll.js';
 import type { PollOptions } from '../poll.js';
 import type { ApiTransport } from '../transport.js';
 import { resourceUrl } from '../transport.js';
 import type { ResolvedUrl } from '../urls.js';
 import { pathSegment } from '../urls.js';
-import { ExportCreatedResponseSchema, ExportInfoResponseSchema, parseWire } from '../wire.js';
+import { ExportCreatedResponseSchema, ExportInfoResponseSchema } from '../wire.js';
 import type { ExportInfo } from '../wire.js';
 import type { RequestOptions } from './domains.js';
+import { pollResource } from './poll-resource.js';
+import { getData, parsePaidWire, postCredit } from './requests.js';
 
 /** Export file formats (docs/service-api.md "POST /exports"; `json` is line-delimited). */
 export type ExportFormat = 'csv' | 'json';
@@ -84,50 +85,14 @@ export async function createExport(
   }
   if (params.fields !== undefined) body.fields = [...params.fields];
   const url = transport.url('/exports');
-  const response = await transport.requestJson({
-    method: 'POST',
-    url,
-    body,
-    safety: 'credit',
-    signal: options.signal,
-  });
-  const parsed = parsePaidAnswer(
-    () => parseWire(ExportCreatedResponseSchema, response.body, 'POST', url.endpointPath, response.status),
-    url.endpointPath,
-    response,
-  );
+  const response = await postCredit(transport, url, body, options);
+  const parsed = parsePaidWire(ExportCreatedResponseSchema, url, response);
   return {
     exportId: parsed.data.export_id,
     pollUrl: parsed.data.poll_url,
     message: parsed.message ?? undefined,
     raw: parsed.data,
   };
-}
-
-/**
- * Parses the 2xx answer of a credit-costing POST. The service processed (and billed) the request,
- * but when the answer cannot be read (a schema mismatch: no `export_id`, a wrong type) the caller
- * cannot know what it bought: that is an unknown outcome (`OutcomeUnknownError`, whose message
- * and `cause` name the field), never a plain refusal, so nothing upstream may treat it as "not
- * billed" and pay again.
- */
-export function parsePaidAnswer<T>(
-  parse: () => T,
-  endpointPath: string,
-  response: { status: number; body: unknown },
-): T {
-  try {
-    return parse();
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
-    throw new OutcomeUnknownError({
-      method: 'POST',
-      path: endpointPath,
-      status: response.status,
-      body: response.body,
-      cause: error,
-    });
-  }
 }
 
 /** `GET /exports/:id` (0 credits), by id or `poll_url` (same-origin only). */
@@ -137,13 +102,7 @@ export async function getExport(
   options: RequestOptions = {},
 ): Promise<ExportInfo> {
   const url = resourceUrl(transport, 'exports', idOrPollUrl);
-  const response = await transport.requestJson({
-    method: 'GET',
-    url,
-    safety: 'safe',
-    signal: options.signal,
-  });
-  return parseWire(ExportInfoResponseSchema, response.body, 'GET', url.endpointPath, response.status).data;
+  return getData(transport, url, ExportInfoResponseSchema, options);
 }
 
 /** Export statuses treated as failed; the service documents only `completed`, so these are guesses. */
@@ -172,16 +131,10 @@ export function waitForExport(
   options: Required<Pick<PollOptions<ExportInfo>, 'pollIntervalMs' | 'maxPollIntervalMs' | 'deadlineMs'>> &
     PollOptions<ExportInfo>,
 ): Promise<ExportInfo> {
-  const url = resourceUrl(transport, 'exports', idOrPollUrl);
-  return pollUntilSettled(
-    {
-      subject: `export ${String(idOrPollUrl)}`,
-      fetch: (signal) => getExport(transport, url.pathAndQuery, { signal }),
-      isSettled: isExportSettled,
-      statusOf: (info) => info.status,
-      now: () => transport.now(),
-      sleep: (ms, signal) => transport.sleep(ms, signal),
-    },
+  return pollResource(
+    transport,
+    { collection: 'exports', subject: 'export', get: getExport, isSettled: isExportSettled },
+    idOrPollUrl,
     options,
   );
 }

@@ -7,6 +7,7 @@ import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 import { optionsFromFlags } from '../step-flags.js';
 
+// Same shape as the other command files (flags, options, services, run, report), by design.
 /** Flags of `snapshot` as commander hands them over (see program.ts). */
 export interface SnapshotFlags {
   out?: string;

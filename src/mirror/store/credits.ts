@@ -1,6 +1,9 @@
+import type { Selectable } from 'kysely';
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { AccountInput } from '../inputs.js';
+import type { AccountSnapshotsTable } from '../schema.js';
+// The same column converters as store/enrichment.ts imports: a shared import list, not shared logic.
 import {
   integerColumn,
   jsonColumn,
@@ -173,17 +176,8 @@ export function creditsSummary(mirror: Mirror, options: { now: string }): Credit
   };
 }
 
-/** An `account_snapshots` row. */
-export interface AccountSnapshotRecord {
-  id: number;
-  at: string;
-  plan: string | null;
-  credits_granted: number | null;
-  credits_used: number | null;
-  credits_reserved: number | null;
-  available_credits: number | null;
-  pipeline_run_id: number | null;
-}
+/** An `account_snapshots` row as {@link latestAccountSnapshot} reads it (all but `raw`). */
+export type AccountSnapshotRecord = Omit<Selectable<AccountSnapshotsTable>, 'raw'>;
 
 /**
  * Stores a `GET /account` answer (docs/service-api.md "Account"). `credits_granted` null means no quota
@@ -194,6 +188,7 @@ export function recordAccountSnapshot(
   account: AccountInput,
   options: { at: string; pipelineRunId?: number | null },
 ): number {
+  // Same shape as recordCredits' row: one column converter per bound parameter, different columns.
   const row = [
     requiredTimestamp(options.at, 'at'),
     textColumn(account.plan, 'account.plan'),

@@ -66,6 +66,8 @@ export function upsertExport(
     pipeline_run_id: bookkeeping.pipelineRunId ?? null,
     at: requiredTimestamp(bookkeeping.at, 'at'),
   };
+  // Same upsert shape as store/enrichment.ts (coalesce keeps what a thinner answer omits), but other
+  // table, columns and keep-rules: each table's SQL stays explicit and greppable.
   cachedStatement(
     mirror,
     `INSERT INTO exports (id, status, format, filters, fields, total_rows, credits_used, expires_at, download_url,
