@@ -10,11 +10,15 @@ import type { SimRequest, SimResponse } from './request.js';
  * endpoints: not shown"), answered from the catalogue's companies; the service routes to them.
  */
 export class CompanyEndpoints {
-  constructor(
-    private readonly catalogue: Catalogue,
-    private readonly ledger: Ledger,
-    private readonly renderer: Renderer,
-  ) {}
+  private readonly catalogue: Catalogue;
+  private readonly ledger: Ledger;
+  private readonly renderer: Renderer;
+
+  constructor(catalogue: Catalogue, ledger: Ledger, renderer: Renderer) {
+    this.catalogue = catalogue;
+    this.ledger = ledger;
+    this.renderer = renderer;
+  }
 
   private matchingCompanies(q: string): number[] {
     const needle = q.trim().toLowerCase();
