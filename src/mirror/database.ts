@@ -81,12 +81,17 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
       },
     );
   }
+  const busyTimeoutMs = Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000));
   try {
     // better-sqlite3 opens lazily: "file is not a database" only surfaces on the first statement,
     // so the pragmas double as the format check.
-    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000))}`);
+    sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (!readonly) {
-      sqlite.pragma('journal_mode = WAL');
+      // SQLite can answer SQLITE_BUSY at once, without the busy handler, while another process
+      // sets up the same new file (switching it to WAL, recovering its WAL index): two commands
+      // started together on a fresh mirror saw "database is locked" here. Wait and retry within
+      // the busy timeout, as any other write would wait.
+      retryWhileBusy(() => sqlite.pragma('journal_mode = WAL'), busyTimeoutMs);
       sqlite.pragma('synchronous = NORMAL');
     }
     sqlite.pragma('foreign_keys = ON');
@@ -95,7 +100,7 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
     // cost a temp file and about 70 extra pwrite calls per synced profile (strace of 30,000
     // profile upserts: 2.98 M pwrites with temp files, 0.79 M without).
     sqlite.pragma('temp_store = MEMORY');
-    sqlite.prepare('SELECT count(*) FROM sqlite_schema').get();
+    retryWhileBusy(() => sqlite.prepare('SELECT count(*) FROM sqlite_schema').get(), busyTimeoutMs);
   } catch (error) {
     sqlite.close();
     throw new DomainSyncError(
@@ -229,4 +234,18 @@ export function inTransaction<T>(mirror: Mirror, fn: () => T): T {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs `fn`, again every 25 ms while it fails with SQLITE_BUSY, for at most `timeoutMs`. */
+function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return fn();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      // A synchronous wait: opening the mirror is synchronous, and nothing else may run meanwhile.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    }
+  }
 }
