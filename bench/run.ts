@@ -283,6 +283,21 @@ async function main(): Promise<void> {
   await writeReport();
 }
 
+/** What `main` writes to bench/results/<name>.json (the raw `result` aside). */
+interface BenchRecord {
+  at: string;
+  seconds: number;
+  machine: { node: string; cpus: number; cpuModel: string; memGb: number };
+  loadAverageBefore: number[];
+  figures: BenchFigure[];
+  notes?: string[];
+  result?: unknown;
+}
+
+function readRecord(path: string): BenchRecord | undefined {
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as BenchRecord) : undefined;
+}
+
 /** Rewrites docs/benchmarks.md from every bench/results/<name>.json present. */
 export async function writeReport(): Promise<void> {
   const lines = [
@@ -295,27 +310,19 @@ export async function writeReport(): Promise<void> {
   ];
   const summaryAt = lines.length;
   const missed: string[] = [];
+  const current = new Map<string, BenchRecord>();
   for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot']) {
-    const path = join(resultsDir, `${name}.json`);
-    if (!existsSync(path)) {
+    const record = readRecord(join(resultsDir, `${name}.json`));
+    if (!record) {
       lines.push(`## ${name}`, '', 'Not measured yet.', '');
       continue;
     }
-    const record = JSON.parse(readFileSync(path, 'utf8')) as {
-      at: string;
-      seconds: number;
-      machine: { node: string; cpus: number; cpuModel: string; memGb: number };
-      loadAverageBefore: number[];
-      figures: BenchFigure[];
-      notes?: string[];
-    };
+    current.set(name, record);
     for (const f of record.figures)
       if (f.met === false) missed.push(`${name}: ${f.figure} (${f.ratio}, target ${f.target})`);
     // Notes are derived from the stored result, so a reworded note needs no new measurement.
     const module = BENCHES[name] ? await BENCHES[name]() : undefined;
-    const notes = module?.notes
-      ? module.notes((record as { result?: unknown }).result)
-      : (record.notes ?? []);
+    const notes = module?.notes ? module.notes(record.result) : (record.notes ?? []);
     lines.push(
       `## ${name}`,
       '',
@@ -331,7 +338,7 @@ export async function writeReport(): Promise<void> {
       ...notes.flatMap((note) => [note, '']),
     );
   }
-  lines.push(...beforeAfter());
+  lines.push(...beforeAfter(current));
   lines.splice(
     summaryAt,
     0,
@@ -348,24 +355,20 @@ export async function writeReport(): Promise<void> {
  * Node 20 with the dependency majors held back for it) beside the current ones, figure by figure,
  * so the runtime and dependency move can be judged on the same ratios.
  */
-function beforeAfter(): string[] {
+function beforeAfter(current: ReadonlyMap<string, BenchRecord>): string[] {
   const beforeDir = join(resultsDir, 'before-node22');
   if (!existsSync(beforeDir)) return [];
-  type Record_ = { at: string; machine: { node: string }; figures: BenchFigure[] };
-  const read = (path: string): Record_ | undefined =>
-    existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record_) : undefined;
+  const met = (f: BenchFigure | undefined): string =>
+    f === undefined ? 'not measured' : f.met === null ? '–' : f.met ? 'yes' : '**no**';
   const rows: string[] = [];
   const runs: string[] = [];
-  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot']) {
-    const before = read(join(beforeDir, `${name}.json`));
-    const after = read(join(resultsDir, `${name}.json`));
-    if (!before || !after) continue;
+  for (const [name, after] of current) {
+    const before = readRecord(join(beforeDir, `${name}.json`));
+    if (!before) continue;
     runs.push(
       `${name}: ${before.machine.node} on ${before.at.slice(0, 10)} → ${after.machine.node} on ${after.at.slice(0, 10)}`,
     );
-    const met = (f: BenchFigure | undefined): string =>
-      f === undefined ? 'not measured' : f.met === null ? '–' : f.met ? 'yes' : '**no**';
-    const figures = [...before.figures.map((f) => f.figure)];
+    const figures = before.figures.map((f) => f.figure);
     for (const f of after.figures) if (!figures.includes(f.figure)) figures.push(f.figure);
     for (const figure of figures) {
       const b = before.figures.find((f) => f.figure === figure);
