@@ -1,9 +1,10 @@
 import type { CanonicalFilter } from './defaults.js';
 import type { LogLevel } from '../log/logger.js';
+import type { DestinationConfig } from './destinations.js';
 
 /** One step of a named pipeline, normalised. */
 export interface PipelineStepConfig {
-  type: 'sync' | 'export' | 'enrich' | 'snapshot';
+  type: 'sync' | 'export' | 'enrich' | 'snapshot' | 'publish';
   /** Step options as given in the config (validated by the step when it runs). */
   options: Readonly<Record<string, unknown>>;
   /** Keep running the next steps when this one fails. @default false */
@@ -57,7 +58,8 @@ export interface Config {
    * keeps a loaded file this long past its `expires_at` before it is deleted (@default 7d).
    */
   exports: Readonly<{ dir: string; creditsPerRowGuess: number; pollDeadlineMs: number; retentionMs: number }>;
-  snapshots: Readonly<{ dir: string; retainDates: number }>;
+  /** `to`: names of the s3 destinations every snapshot is also uploaded to. @default [] */
+  snapshots: Readonly<{ dir: string; retainDates: number; to: readonly string[] }>;
   sync: Readonly<{ perPage: number; overlapMs: number; concurrency: number | null }>;
   enrich: Readonly<{
     budget: number;
@@ -78,6 +80,13 @@ export interface Config {
    * waits for a lock held by another process before it fails with ERR_LOCKED (@default 0).
    */
   lock: Readonly<{ leaseMs: number; waitMs: number }>;
+  /**
+   * Allowances across every run and process sharing the mirror, per UTC calendar day and month
+   * (docs/credits.md); null is no allowance. @default null, null
+   */
+  credits: Readonly<{ maxPerDay: number | null; maxPerMonth: number | null }>;
+  /** `destinations.NAME`, normalised (docs/destinations.md). Holds no secret. */
+  destinations: Readonly<Record<string, Readonly<DestinationConfig>>>;
   pipelines: Readonly<Record<string, Readonly<PipelineConfig>>>;
   /** The config file that was read, or null when only defaults/env/flags were used. */
   sourcePath: string | null;

@@ -33,7 +33,7 @@ export const DEFAULTS = {
   },
   database: { path: 'data/mirror.sqlite' },
   exports: { dir: 'data/exports', creditsPerRowGuess: 1, pollDeadline: '30m', retention: '7d' },
-  snapshots: { dir: 'data/snapshots', retainDates: 0 },
+  snapshots: { dir: 'data/snapshots', retainDates: 0, to: [] as string[] },
   sync: { perPage: 500, overlap: '1h', concurrency: null as number | null },
   enrich: {
     budget: 100,
@@ -46,6 +46,8 @@ export const DEFAULTS = {
   },
   log: { level: 'info', file: null as string | null },
   lock: { lease: '60s', wait: '0s' },
+  credits: { maxPerDay: null as number | null, maxPerMonth: null as number | null },
+  destinations: {} as Record<string, unknown>,
   pipelines: {
     nightly: { steps: ['sync', 'snapshot'], schedule: '0 2 * * *', catchUp: 'once' },
     // An example with a budget: not scheduled (schedule null) so it never spends credits unless

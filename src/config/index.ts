@@ -10,3 +10,9 @@ export {
   type LoadConfigOptions,
   type LoadConfigResult,
 } from './load.js';
+export {
+  DEFAULT_POSTGRES_SCHEMA,
+  type DestinationConfig,
+  type PostgresDestinationConfig,
+  type S3DestinationConfig,
+} from './destinations.js';

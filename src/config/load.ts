@@ -6,6 +6,7 @@ import { BASE_PATH, checkServiceBaseUrl } from '../util/base-url.js';
 import { parseDuration } from '../util/duration.js';
 import type { Config, PipelineConfig, PipelineStepConfig } from './config.js';
 import { DEFAULT_CONFIG_FILE, DEFAULTS } from './defaults.js';
+import { resolveDestination, type DestinationConfig } from './destinations.js';
 import { configFileSchema, type ConfigFile } from './schema.js';
 
 export { BASE_PATH };
@@ -145,6 +146,24 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     };
   }
 
+  const destinations: Record<string, DestinationConfig> = {};
+  for (const [name, input] of Object.entries(fileConfig.destinations ?? {})) {
+    const destination = resolveDestination(name, input, errors);
+    if (destination !== null) destinations[name] = destination;
+  }
+  const snapshotTo = fileConfig.snapshots?.to ?? DEFAULTS.snapshots.to;
+  snapshotTo.forEach((name, index) => {
+    const destination = fileConfig.destinations?.[name];
+    if (destination === undefined) errors.push(`snapshots.to.${index}: no destination named "${name}"`);
+    else if (destination.type !== 's3') {
+      errors.push(`snapshots.to.${index}: destination "${name}" is of type ${destination.type}, not s3`);
+    }
+  });
+  const credits = {
+    maxPerDay: fileConfig.credits?.maxPerDay ?? DEFAULTS.credits.maxPerDay,
+    maxPerMonth: fileConfig.credits?.maxPerMonth ?? DEFAULTS.credits.maxPerMonth,
+  };
+
   if (errors.length > 0) return { config: null, errors, warnings };
 
   const config: Config = {
@@ -159,6 +178,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     snapshots: {
       dir: absolute(cwd, fileConfig.snapshots?.dir ?? DEFAULTS.snapshots.dir),
       retainDates: fileConfig.snapshots?.retainDates ?? DEFAULTS.snapshots.retainDates,
+      to: [...new Set(snapshotTo)],
     },
     sync: { perPage: sync.perPage, overlapMs, concurrency: sync.concurrency },
     enrich: {
@@ -172,6 +192,8 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     },
     log: { level: level.level, file: logFile === null ? null : absolute(cwd, logFile) },
     lock: { leaseMs: lockLeaseMs, waitMs: lockWaitMs },
+    credits,
+    destinations,
     pipelines,
     sourcePath,
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CANONICAL_FILTERS } from './defaults.js';
+import { DESTINATION_NAME, destinationSchema } from './destinations.js';
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -9,7 +10,7 @@ const duration = z.string().min(1);
 export const CATCH_UP_POLICIES = ['none', 'once'] as const;
 
 /** The steps a named pipeline can run (`pipelines.NAME.steps`, docs/contract.md "Config file"). */
-export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot'] as const;
+export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot', 'publish'] as const;
 
 const stepObject = z.strictObject({
   type: z.enum(STEP_TYPES),
@@ -43,7 +44,12 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   snapshots: z
-    .strictObject({ dir: z.string().min(1).optional(), retainDates: nonNegativeInt.optional() })
+    .strictObject({
+      dir: z.string().min(1).optional(),
+      retainDates: nonNegativeInt.optional(),
+      /** Destination names (type s3) each snapshot is also uploaded to. */
+      to: z.array(z.string().min(1)).optional(),
+    })
     .optional(),
   sync: z
     .strictObject({
@@ -67,6 +73,12 @@ export const configFileSchema = z.strictObject({
     .strictObject({ level: z.string().optional(), file: z.string().min(1).nullable().optional() })
     .optional(),
   lock: z.strictObject({ lease: duration.optional(), wait: duration.optional() }).optional(),
+  credits: z
+    .strictObject({ maxPerDay: nonNegativeInt.nullable().optional(), maxPerMonth: nonNegativeInt.nullable().optional() })
+    .optional(),
+  destinations: z
+    .record(z.string().regex(DESTINATION_NAME, 'destination names use letters, digits, - and _'), destinationSchema)
+    .optional(),
   pipelines: z
     .record(
       z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'pipeline names use letters, digits, - and _'),
