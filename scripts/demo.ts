@@ -70,6 +70,7 @@ async function main(): Promise<number> {
     const licence = sim.control.truth.profile(withLicence)!.licenses[0]!;
     sim.control.mutate.setLicenceStatus(withLicence, licence.license_number, 'suspended');
   }
+  // The demo is a script of same-shape steps (title, command, count a failure), by design.
   failures += (await step('A day later: incremental sync fetches only what changed', ['sync'])) === 0 ? 0 : 1;
   failures +=
     (await step('What a budgeted re-enrichment would do (spends nothing)', [

@@ -102,6 +102,7 @@ export const DomainSummarySchema = fields({
 /** Item of `GET /domains`. */
 export type DomainSummary = z.infer<typeof DomainSummarySchema>;
 
+// One schema per response shape, written in the same style by design (fields, tolerant enums).
 /** `data` of `GET /domains`. */
 export const DomainSearchDataSchema = fields({
   domains: z.array(DomainSummarySchema),

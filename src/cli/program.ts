@@ -170,6 +170,7 @@ export function declareCommands(program: Command, register: RegisterCommand): vo
         'narrow the stale domains (jurisdiction, payment_category; repeatable)',
         collect,
       )
+      // Option declarations look alike by design: commander's fluent API, one call per flag.
       .option(
         '--concurrency <n>',
         'runs in flight (default: enrich.concurrency)',

@@ -74,10 +74,16 @@ export const configFileSchema = z.strictObject({
     .optional(),
   lock: z.strictObject({ lease: duration.optional(), wait: duration.optional() }).optional(),
   credits: z
-    .strictObject({ maxPerDay: nonNegativeInt.nullable().optional(), maxPerMonth: nonNegativeInt.nullable().optional() })
+    .strictObject({
+      maxPerDay: nonNegativeInt.nullable().optional(),
+      maxPerMonth: nonNegativeInt.nullable().optional(),
+    })
     .optional(),
   destinations: z
-    .record(z.string().regex(DESTINATION_NAME, 'destination names use letters, digits, - and _'), destinationSchema)
+    .record(
+      z.string().regex(DESTINATION_NAME, 'destination names use letters, digits, - and _'),
+      destinationSchema,
+    )
     .optional(),
   pipelines: z
     .record(

@@ -14,6 +14,8 @@ export class CompanyEndpoints {
   private readonly ledger: Ledger;
   private readonly renderer: Renderer;
 
+  // Fields assigned one by one, as in every class here: tsconfig's erasableSyntaxOnly rules out
+  // constructor parameter properties, so constructors look alike by design.
   constructor(catalogue: Catalogue, ledger: Ledger, renderer: Renderer) {
     this.catalogue = catalogue;
     this.ledger = ledger;

@@ -16,6 +16,8 @@ export const PAYMENT_CATEGORIES = [
 ] as const;
 
 /** Validated domain filters (paging excluded). */
+// The client has the same interface (src/api/filters.ts). Repeated on purpose: the simulator
+// reads the service's interface on its own and imports nothing from src/api.
 export interface DomainFilters {
   jurisdiction?: string;
   payment_category?: string;

@@ -11,6 +11,7 @@ export type {
   SimAccount,
   SimulatorControl,
   SimulatorOptions,
+  // The barrel names the same truth types catalogue.ts imports: a type list, by design.
   TruthAffiliateProgram,
   TruthGameProvider,
   TruthGeo,

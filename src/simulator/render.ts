@@ -73,6 +73,7 @@ export class Renderer {
     // and values), so it is returned as it is instead of copied: callers only serialise it.
     if (!this.quirks) return p[section];
     const tag = p.domain_normalized;
+    // One case per section, alike by design: each adds the same quirks to a different record.
     switch (section) {
       case 'licenses':
         return p.licenses.map((l) =>

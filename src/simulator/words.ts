@@ -48,6 +48,7 @@ export const COMPANY_B = [
   'Holdings',
 ];
 export const COMPANY_FORM = ['Ltd', 'Limited', 'N.V.', 'B.V.', 'plc', 'AB', 'OÜ', 'S.A.'];
+// Data: word lists for the synthetic catalogue. Their entries look alike by design.
 export const COUNTRIES = [
   { code: 'MT', name: 'Malta' },
   { code: 'GB', name: 'UK' },

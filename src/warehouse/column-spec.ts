@@ -106,6 +106,8 @@ export function prepareColumns(
           convert: convertText,
           expected: 'a string',
         };
+      // One case per column kind: the cases share their shape (spec, nullability, Parquet element,
+      // converter, description) by design.
       case 'json':
         // JSON goes in as a plain STRING rather than the JSON logical type: every reader
         // (pandas, polars, Spark, DuckDB without its json extension) then sees ordinary text.

@@ -5,6 +5,7 @@ import { exitCodeForOutcome } from '../exit-codes.js';
 import { openServices } from '../services.js';
 import { optionsFromFlags } from '../step-flags.js';
 
+// Same shape as the other command files (flags, options, services, run, report), by design.
 /** Flags of `sync` as commander hands them over (see program.ts). */
 export interface SyncFlags {
   filter?: string[];

@@ -93,6 +93,7 @@ export function checkExportRow(row: ExportRowInput, where: string): void {
   textColumn(operator.name, `${where}.operator.name`);
   textColumn(operator.legal_entity_name, `${where}.operator.legal_entity_name`);
   textColumn(operator.country_of_incorporation, `${where}.operator.country_of_incorporation`);
+  // One checking call per field: a list of the profile's fields, alike by design.
   const brand = objectOrEmpty(p.brand, `${where}.brand`);
   textColumn(brand.name, `${where}.brand.name`);
   textColumn(brand.slug, `${where}.brand.slug`);

@@ -74,6 +74,8 @@ export function upsertExport(
        requested_at, params_hash, download_status, error, pipeline_run_id, mirror_updated_at)
      VALUES (@id, @status, @format, @filters, @fields, @total_rows, @credits_used, @expires_at, @download_url,
        @requested_at, @params_hash, @download_status, @error, @pipeline_run_id, @at)
+     -- The same keep-what-the-answer-omits upsert as upsertEnrichmentRun (store/enrichment.ts):
+     -- a later, partial answer never erases a known value. Different table, different columns.
      ON CONFLICT (id) DO UPDATE SET
        status = excluded.status,
        format = coalesce(excluded.format, format),
