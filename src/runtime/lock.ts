@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from '../log/logger.js';
 import type { Mirror } from '../mirror/database.js';
@@ -88,6 +89,9 @@ const held = new Set<HeldLock>();
  *   in one process (two `schedule` tasks) exclude each other like two processes do.
  * - A lock whose lease expired (holder killed, host frozen) is taken over, with a warning naming
  *   the previous holder; its runs still marked `running` on this host are closed `interrupted`.
+ *   So is, at once, a lock whose holder was on this host and whose process is gone (killed,
+ *   crashed): a rerun of a crashed job starts without waiting for the lease. A holder whose pid
+ *   exists, or on another host, keeps its lease.
  * - A live holder: waits up to `config.lock.waitMs`, polling, then throws {@link LockedError}.
  *   Throws `AbortedError` when `ctx.signal` aborts while waiting.
  * - If the heartbeat finds the lease taken over (this process stalled longer than the lease),
@@ -115,9 +119,11 @@ export async function acquireMirrorLock(ctx: MirrorLockContext, pipeline: string
       hostname: host,
       now: isoFromMs(now),
       expiresAt: isoFromMs(now + leaseMs),
+      holderIsGone: (holder) =>
+        holder.hostname === host && holder.pid !== process.pid && !processExists(holder.pid),
     });
     if (result.acquired) {
-      if (result.tookOver) closeRunsOfStaleHolder(ctx, result.tookOver, host);
+      if (result.tookOver) closeRunsOfStaleHolder(ctx, result.tookOver, host, result.tookOverBecause);
       const lock: HeldLock = { mirror: ctx.mirror, token, lost: new AbortController(), released: false };
       held.add(lock);
       const timer = startHeartbeat(ctx, lock, leaseMs);
@@ -237,8 +243,19 @@ function startHeartbeat(ctx: MirrorLockContext, lock: HeldLock, leaseMs: number)
  * A stale holder on this host left its runs `running`; close them so `status` tells the truth.
  * On another host the pid means nothing here, so those rows are left for an operator.
  */
-function closeRunsOfStaleHolder(ctx: MirrorLockContext, stale: LockRecord, host: string): void {
-  ctx.logger.warn('took over a stale mirror lock', { previous: holderOf(stale) });
+function closeRunsOfStaleHolder(
+  ctx: MirrorLockContext,
+  stale: LockRecord,
+  host: string,
+  because: 'expired' | 'holder_gone' | null,
+): void {
+  const gone = because === 'holder_gone';
+  ctx.logger.warn(
+    gone
+      ? `took over the mirror lock of process ${stale.pid}, which is gone from this host`
+      : 'took over a stale mirror lock',
+    { previous: holderOf(stale) },
+  );
   if (stale.hostname !== host) return;
   const finishedAt = isoFromMs(ctx.clock());
   for (const run of listRunningPipelineRuns(ctx.mirror)) {
@@ -246,8 +263,32 @@ function closeRunsOfStaleHolder(ctx: MirrorLockContext, stale: LockRecord, host:
     finishPipelineRun(ctx.mirror, run.id, {
       status: 'interrupted',
       finishedAt,
-      error: `ERR_LOCK_EXPIRED: process ${stale.pid} stopped renewing the mirror lock (last at ${stale.heartbeat_at})`,
+      error: gone
+        ? `ERR_HOLDER_GONE: process ${stale.pid} ended without releasing the mirror lock (last renewed at ${stale.heartbeat_at})`
+        : `ERR_LOCK_EXPIRED: process ${stale.pid} stopped renewing the mirror lock (last at ${stale.heartbeat_at})`,
     });
+  }
+}
+
+/**
+ * Whether process `pid` exists on this host. `kill(pid, 0)` sends nothing: ESRCH means no such
+ * process, EPERM means it exists but is not ours. A zombie (ended, not yet reaped by its parent)
+ * counts as gone: on Linux its `/proc/<pid>/stat` state is `Z`.
+ */
+export function processExists(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name, which is in parentheses and may contain spaces.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    // No /proc (macOS, say), or the process ended in between: kill() said it existed.
+    return true;
   }
 }
 

@@ -37,6 +37,11 @@ export interface TryAcquireLockOptions {
   now: string;
   /** When the new lease ends (ISO 8601). */
   expiresAt: string;
+  /**
+   * Whether a live-looking holder is in fact gone (its process died on this host), so its lock is
+   * taken over before the lease ends. Asked inside the transaction. @default never
+   */
+  holderIsGone?: (holder: LockRecord) => boolean;
 }
 
 /** Outcome of {@link tryAcquireLock}. */
@@ -46,12 +51,14 @@ export type TryAcquireLockResult =
       lock: LockRecord;
       /** The stale lease that was replaced, if any. */
       tookOver: LockRecord | null;
+      /** Why it was replaced: its lease expired, or its holder's process is gone. */
+      tookOverBecause: 'expired' | 'holder_gone' | null;
     }
   | { acquired: false; holder: LockRecord };
 
 /**
- * Takes the lock `name` when it is free, already ours (same token), or stale (its `expires_at`
- * is not after `now`). Atomic across processes: the check and the write happen in one
+ * Takes the lock `name` when it is free, already ours (same token), stale (its `expires_at`
+ * is not after `now`), or held by a holder `holderIsGone` says is gone. Atomic across processes: the check and the write happen in one
  * `BEGIN IMMEDIATE` transaction, so of two processes racing for a free lock exactly one wins
  * (the other waits for the write lock up to the busy timeout, then sees the winner's row).
  * Never waits for the lease itself; the caller decides whether to retry.
@@ -65,9 +72,10 @@ export function tryAcquireLock(mirror: Mirror, options: TryAcquireLockOptions): 
     const current = cachedStatement(mirror, 'SELECT * FROM locks WHERE name = ?').get(name) as
       LockRecord | undefined;
     // Text comparison orders the normalised timestamps (docs/contract.md "Behaviour details").
-    if (current !== undefined && current.token !== options.token && current.expires_at > now) {
-      return { acquired: false, holder: current };
-    }
+    const otherHolder = current !== undefined && current.token !== options.token;
+    const live = otherHolder && current.expires_at > now;
+    const gone = live && options.holderIsGone?.(current) === true;
+    if (live && !gone) return { acquired: false, holder: current };
     const lock: LockRecord =
       current !== undefined && current.token === options.token
         ? { ...current, heartbeat_at: now, expires_at: expiresAt }
@@ -89,8 +97,13 @@ export function tryAcquireLock(mirror: Mirror, options: TryAcquireLockOptions): 
          pid = excluded.pid, hostname = excluded.hostname, acquired_at = excluded.acquired_at,
          heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at`,
     ).run(lock);
-    const tookOver = current !== undefined && current.token !== options.token ? current : null;
-    return { acquired: true, lock, tookOver };
+    const tookOver = otherHolder ? current : null;
+    return {
+      acquired: true,
+      lock,
+      tookOver,
+      tookOverBecause: tookOver === null ? null : gone ? 'holder_gone' : 'expired',
+    };
   });
   // IMMEDIATE: a deferred transaction that reads and then writes fails with SQLITE_BUSY at once
   // (no busy wait) when another process wrote in between; IMMEDIATE takes the write lock first.

@@ -29,8 +29,9 @@ describe('export resumes after the process is killed', () => {
     // Pending for 10 simulated minutes, so the first process is certainly still polling.
     const sim = await startTestSimulator({ domains: 300, timeScale: 1, exportReadyMs: 600_000 });
     const dir = await tempDir('domain-sync-export-kill-');
-    // A killed process keeps the mirror lock until its lease runs out: a short lease, a longer wait.
-    writeTestConfig(dir, { lock: { lease: '2s', wait: '60s' } });
+    // A killed process leaves its mirror lock behind; with the default lease and no wait, the re-run
+    // must take it over at once from the dead holder.
+    writeTestConfig(dir, { lock: { lease: '60s', wait: '0s' } });
     const first = startCli(sim, dir, ['export', '--filter', 'jurisdiction=mga', '--format', 'json']);
     await until(
       () => sim.control.usage().some((u) => u.endpoint === 'GET /exports/:id'),
@@ -56,7 +57,7 @@ describe('export resumes after the process is killed', () => {
     // A large file (every section of 20,000 domains, tens of MB) so the download takes a while.
     const sim = await startTestSimulator({ domains: 20_000, timeScale: 0.001 });
     const dir = await tempDir('domain-sync-export-kill-');
-    writeTestConfig(dir, { lock: { lease: '2s', wait: '60s' } });
+    writeTestConfig(dir, { lock: { lease: '60s', wait: '0s' } });
     const exportsDir = join(dir, 'exports');
     const first = startCli(sim, dir, ['export', '--format', 'csv', '--no-load']);
     let sawPart = false;

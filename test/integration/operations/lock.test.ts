@@ -1,4 +1,6 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
@@ -75,10 +77,11 @@ describe('the mirror lock between processes', () => {
     expect(diffMirrorWithTruth(join(dir, 'mirror.sqlite'), sim)).toEqual([]);
   });
 
-  it('a lock left by a killed process is refused while its lease runs, then taken over', async () => {
+  it('a lock left by a process killed on this host is taken over at once, and its runs closed', async () => {
     const sim = await slowSimulator();
     const dir = await tempDir();
-    await writeOperationsConfig(dir, { api: { concurrency: 2 }, lock: { lease: '8s' } });
+    // The default lease (60 s) and no wait: only the dead pid lets the next run in.
+    await writeOperationsConfig(dir, { api: { concurrency: 2 } });
     const options = { cwd: dir, env: simEnv(sim) };
     const victim = startCli(['run', 'nightly'], options);
     await victim.waitForEvent((e) => e.msg === 'pipeline started' && e.pipeline === 'sync');
@@ -87,33 +90,84 @@ describe('the mirror lock between processes', () => {
 
     const dbPath = join(dir, 'mirror.sqlite');
     const left = runsAndLocks(dbPath);
-    expect(left.locks).toMatchObject([{ name: 'mirror', pipeline: 'nightly', pid: victim.pid }]);
+    expect(left.locks).toMatchObject([
+      { name: 'mirror', pipeline: 'nightly', pid: victim.pid, hostname: hostname() },
+    ]);
 
-    // The lease (8 s) has not run out yet: refused, naming the dead holder.
-    const refused = await runCli(['--json', 'run', 'nightly'], options);
-    expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stdout)).toMatchObject({
-      error: { code: 'ERR_LOCKED' },
-      lockHolder: { pipeline: 'nightly', pid: victim.pid },
-    });
-
-    // Waiting long enough: the lease expires and the lock is taken over.
-    const taker = await runCli(['--json', 'run', 'nightly', '--wait', '2m'], options);
+    const taker = await runCli(['--json', 'run', 'nightly'], options);
     expect(taker.code).toBe(0);
-    const takeover = taker.events.find((e) => e.msg === 'took over a stale mirror lock');
-    expect(takeover).toMatchObject({ previous: { pid: victim.pid, pipeline: 'nightly' } });
+    const takeover = taker.events.find((e) =>
+      String(e.msg).startsWith('took over the mirror lock of process'),
+    );
+    expect(takeover).toMatchObject({
+      msg: `took over the mirror lock of process ${victim.pid}, which is gone from this host`,
+      previous: { pid: victim.pid, pipeline: 'nightly' },
+    });
+    expect(taker.events.some((e) => e.msg === 'waiting for the mirror lock')).toBe(false);
 
     const { runs, locks } = runsAndLocks(dbPath);
     expect(locks).toEqual([]);
     expect(runs.filter((r) => r.status === 'running')).toEqual([]);
-    // The killed process's runs are closed as interrupted, naming the expired lease.
     const victimRuns = runs.filter((r) => r.pid === victim.pid);
     expect(victimRuns.map((r) => r.pipeline)).toEqual(['nightly', 'sync']);
     for (const run of victimRuns) {
       expect(run.status).toBe('interrupted');
-      expect(run.error).toMatch(/^ERR_LOCK_EXPIRED: /);
+      expect(run.error).toMatch(
+        new RegExp(`^ERR_HOLDER_GONE: process ${victim.pid} ended without releasing`),
+      );
     }
     expect(runs.filter((r) => r.pid === taker.pid).map((r) => r.status)).toEqual(['done', 'done', 'done']);
     expect(diffMirrorWithTruth(dbPath, sim)).toEqual([]);
   });
+
+  it.each([
+    ['on another host', 'another-host.example', () => 4_000_000],
+    ['on this host whose pid exists', hostname(), () => process.pid],
+  ])(
+    'a holder %s keeps its lease: refused, then taken over once it has expired',
+    async (_label, host, pid) => {
+      const sim = await startTestSimulator({ domains: 20 });
+      const dir = await tempDir();
+      await writeOperationsConfig(dir, {});
+      const options = { cwd: dir, env: simEnv(sim) };
+      expect((await runCli(['migrate'], options)).code).toBe(0);
+      const dbPath = join(dir, 'mirror.sqlite');
+      const now = Date.now();
+      const writeLock = (expiresAtMs: number) => {
+        const db = new Database(dbPath);
+        try {
+          db.prepare(
+            `INSERT OR REPLACE INTO locks (name, token, pipeline, pid, hostname, acquired_at, heartbeat_at, expires_at)
+           VALUES ('mirror', 'someone-else', 'nightly', ?, ?, ?, ?, ?)`,
+          ).run(
+            pid(),
+            host,
+            new Date(now).toISOString(),
+            new Date(now).toISOString(),
+            new Date(expiresAtMs).toISOString(),
+          );
+        } finally {
+          db.close();
+        }
+      };
+      writeLock(now + 60_000);
+
+      const refused = await runCli(['--json', 'sync'], options);
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toMatchObject({
+        error: { code: 'ERR_LOCKED' },
+        lockHolder: { pipeline: 'nightly', pid: pid(), hostname: host },
+      });
+      expect(runsAndLocks(dbPath).locks).toMatchObject([{ token: 'someone-else' }]);
+
+      // Its lease runs out (the holder stopped renewing): the next writer takes it over.
+      writeLock(Date.now() - 1);
+      const taker = await runCli(['--json', 'sync'], options);
+      expect(taker.code).toBe(0);
+      expect(taker.events.find((e) => e.msg === 'took over a stale mirror lock')).toMatchObject({
+        previous: { pid: pid(), hostname: host },
+      });
+      expect(runsAndLocks(dbPath).locks).toEqual([]);
+    },
+  );
 });

@@ -49,10 +49,10 @@ describe('snapshot killed with SIGKILL mid-write', () => {
     const db = join(dir, 'mirror.sqlite');
     const out = join(dir, 'snapshots');
     await bigMirror(db);
-    // The killed process keeps the mirror lock until its lease runs out (docs/operations.md); a
-    // short lease and a long enough wait let the next snapshot take it over from the dead holder.
+    // The killed process leaves its mirror lock behind; the default lease (60 s) and no wait, so
+    // the next snapshot must take it over at once from the dead holder (docs/operations.md).
     const config = join(dir, 'config.json');
-    await writeFile(config, JSON.stringify({ lock: { lease: '3s', wait: '60s' } }));
+    await writeFile(config, JSON.stringify({ lock: { lease: '60s', wait: '0s' } }));
     const partition = (date: string): string => join(out, 'domain_sections', `snapshot_date=${date}`);
 
     const snapshot = startCli(

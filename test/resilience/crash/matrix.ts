@@ -146,9 +146,11 @@ export async function openWorkspace(scenario: CrashScenario, templateDb?: string
   const configPath = join(dir, 'config.json');
   const body = testConfigFile(dir, {
     ...(scenario.config ?? {}),
-    // A killed process cannot release the mirror lock: the shortest lease the config allows,
-    // and a wait long enough for the next run to take it over (docs/operations.md "The mirror lock", Crashes).
-    lock: { lease: '1s', wait: '60s' },
+    // A killed process cannot release the mirror lock. The defaults (60 s lease, no wait) on
+    // purpose: every restart below must take the dead holder's lock over at once, since its pid
+    // is gone from this host (docs/operations.md "The mirror lock"); waiting would fail it with
+    // ERR_LOCKED.
+    lock: { lease: '60s', wait: '0s' },
   });
   await writeFile(configPath, JSON.stringify(body, null, 2));
   const ws: Workspace = {
