@@ -29,7 +29,7 @@ export type { CanonicalFilterName, DomainFilters } from './filters.js';
 export { filenameFromContentDisposition, sanitizeFilename } from './filename.js';
 export { iterateDomainPages, iterateDomains } from './paginate.js';
 export type { DomainPage, FetchDomainPage, IterateDomainsOptions } from './paginate.js';
-export { pollUntilSettled, DEFAULT_POLL_BACKOFF_FACTOR } from './poll.js';
+export { pollUntilSettled, nextPollDelay, DEFAULT_POLL_ELAPSED_FRACTION } from './poll.js';
 export type { PollOptions, PollTarget } from './poll.js';
 export { classifyCreditFailure, decideRetry, surelyNotProcessed } from './retry.js';
 export type { RequestSafety, RetryDecision, RetryPolicy } from './retry.js';

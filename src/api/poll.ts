@@ -6,7 +6,8 @@ export interface PollOptions<T = unknown> {
   /** Stops waiting (rejects with `AbortedError`). */
   signal?: AbortSignal | undefined;
   /**
-   * First wait between polls; later waits grow by {@link PollOptions.backoffFactor}.
+   * Shortest wait between polls. A wait is `max(pollIntervalMs, elapsedFraction × elapsed)`, so a
+   * settled run or export is noticed within that long of settling.
    * @default the client's `pollIntervalMs` (5000)
    */
   pollIntervalMs?: number | undefined;
@@ -16,10 +17,16 @@ export interface PollOptions<T = unknown> {
    */
   maxPollIntervalMs?: number | undefined;
   /**
-   * Growth of the wait after each poll that saw no settled state.
-   * @default 1.5
+   * Share of the polled thing's elapsed time that a wait may grow to: a run that took 100 s is
+   * noticed at most 10 s late, one that took 3 s within one interval.
+   * @default 0.1
    */
-  backoffFactor?: number | undefined;
+  elapsedFraction?: number | undefined;
+  /**
+   * How long the polled thing had been going when polling started (a resumed run, say). An
+   * underestimate only costs extra polls; never pass more than is known. @default 0
+   */
+  alreadyElapsedMs?: number | undefined;
   /**
    * Total time to wait before giving up with `PollTimeoutError` (`ERR_POLL_TIMEOUT`).
    * @default the client's `pollDeadlineMs` (1800000, 30 minutes)
@@ -44,12 +51,25 @@ export interface PollTarget<T> {
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** Default growth of the wait between polls. */
-export const DEFAULT_POLL_BACKOFF_FACTOR = 1.5;
+/** Default share of the elapsed time a wait between polls may grow to. */
+export const DEFAULT_POLL_ELAPSED_FRACTION = 0.1;
 
 /**
- * Polls until `isSettled`, waiting `pollIntervalMs` first and growing by `backoffFactor` up to
- * `maxPollIntervalMs`. Returns the settled value even when it is a failure (openai-node `poll()`
+ * The wait before the next poll: `max(interval, fraction × elapsed)`, at most `maxInterval` and
+ * at most what is left before the deadline. A poll at elapsed time `e` that saw no settled state
+ * is followed by one at `e + wait`; whatever settled in between is seen at most `wait` late, and
+ * `wait ≤ max(interval, fraction × settle time)` since the settle time is at least `e`.
+ */
+export function nextPollDelay(
+  elapsedMs: number,
+  options: { intervalMs: number; maxIntervalMs: number; fraction: number; remainingMs: number },
+): number {
+  const grown = Math.max(options.intervalMs, options.fraction * Math.max(0, elapsedMs));
+  return Math.max(0, Math.min(grown, options.maxIntervalMs, options.remainingMs));
+}
+
+/**
+ * Polls until `isSettled`, waiting {@link nextPollDelay} between polls. Returns the settled value even when it is a failure (openai-node `poll()`
  * style): the caller inspects the status. An unknown status counts as still in progress until
  * the deadline, then {@link PollTimeoutError}. Errors of the poll request itself propagate
  * (after the transport's own retries).
@@ -60,19 +80,25 @@ export async function pollUntilSettled<T>(
     PollOptions<T>,
 ): Promise<T> {
   const { signal } = options;
-  const started = target.now();
-  const factor = options.backoffFactor ?? DEFAULT_POLL_BACKOFF_FACTOR;
-  let interval = Math.max(0, options.pollIntervalMs);
+  const pollStarted = target.now();
+  const started = pollStarted - Math.max(0, options.alreadyElapsedMs ?? 0);
+  const fraction = options.elapsedFraction ?? DEFAULT_POLL_ELAPSED_FRACTION;
+  const intervalMs = Math.max(0, options.pollIntervalMs);
   for (let pollNumber = 1; ; pollNumber++) {
     if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
     const value = await target.fetch(signal);
     options.onPoll?.(value, pollNumber);
     if (target.isSettled(value)) return value;
-    const elapsed = target.now() - started;
-    const remaining = options.deadlineMs - elapsed;
+    const now = target.now();
+    const remaining = options.deadlineMs - (now - pollStarted);
     if (remaining <= 0)
       throw new PollTimeoutError(target.subject, options.deadlineMs, target.statusOf(value));
-    await target.sleep(Math.min(interval, options.maxPollIntervalMs, remaining), signal);
-    interval = Math.min(options.maxPollIntervalMs, Math.max(1, interval) * factor);
+    const delay = nextPollDelay(now - started, {
+      intervalMs,
+      maxIntervalMs: options.maxPollIntervalMs,
+      fraction,
+      remainingMs: remaining,
+    });
+    await target.sleep(delay, signal);
   }
 }

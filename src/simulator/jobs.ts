@@ -51,6 +51,8 @@ export interface JobsOptions {
   quirks: boolean;
   timeScale: number;
   runFailureRate: number;
+  /** Shortest and longest run before timeScale. */
+  runDurationMs: readonly [number, number];
   exportReadyMs: number;
   exportTtlMs: number;
 }
@@ -81,13 +83,15 @@ export class Jobs {
   }
 
   /**
-   * Starts a run whose credits are already reserved. It lasts 30–120 s × timeScale
-   * (docs/service-api.md "Limits and credits").
+   * Starts a run whose credits are already reserved. It lasts `runDurationMs` (by default the
+   * service's 30–120 s, docs/service-api.md "Limits and credits") × timeScale.
    */
   startRun(domainId: number, domain: string, strategy: string, nowMs: number): RunRecord {
     const id = this.nextRunId++;
+    const [shortest, longest] = this.options.runDurationMs;
     const durationMs =
-      (30_000 + unitFor(this.options.seed, SALT_RUN_DURATION, id) * 90_000) * this.options.timeScale;
+      (shortest + unitFor(this.options.seed, SALT_RUN_DURATION, id) * (longest - shortest)) *
+      this.options.timeScale;
     const run: RunRecord = {
       id,
       domain,

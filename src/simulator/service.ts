@@ -55,6 +55,7 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
     quirks: options.quirks ?? false,
     cacheWindowMs: options.cacheWindowMs ?? 86_400_000,
     runFailureRate: options.runFailureRate ?? 0.05,
+    runDurationMs: checkDurationRange(options.runDurationMs ?? [30_000, 120_000]),
     exportCreditsPerRow: options.exportCreditsPerRow ?? 0.1,
     exportTtlMs: options.exportTtlMs ?? 3_600_000,
     exportReadyMs: options.exportReadyMs ?? 20_000,
@@ -63,6 +64,16 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
     port: options.port ?? 0,
     queryParamNames: names,
   };
+}
+
+function checkDurationRange(range: readonly [number, number]): readonly [number, number] {
+  const [shortest, longest] = range;
+  if (!(Number.isFinite(shortest) && Number.isFinite(longest) && shortest >= 0 && shortest <= longest)) {
+    throw new RangeError(
+      `runDurationMs must be [shortest, longest] with 0 ≤ shortest ≤ longest, got [${range.join(', ')}]`,
+    );
+  }
+  return range;
 }
 
 const EXPORT_BODY_KEYS = new Set(['filters', 'export_format', 'fields', 'fields[]']);
@@ -105,6 +116,7 @@ export class SimService {
         quirks: o.quirks,
         timeScale: o.timeScale,
         runFailureRate: o.runFailureRate,
+        runDurationMs: o.runDurationMs,
         exportReadyMs: o.exportReadyMs,
         exportTtlMs: o.exportTtlMs,
       },

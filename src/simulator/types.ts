@@ -87,6 +87,11 @@ export interface SimulatorOptions {
    */
   runFailureRate?: number;
   /**
+   * Shortest and longest duration of an enrichment run before `timeScale`, drawn uniformly and
+   * deterministically per (seed, run id). @default [30_000, 120_000] (the service's 30–120 s)
+   */
+  runDurationMs?: readonly [number, number];
+  /**
    * Export cost is `ceil(rows × exportCreditsPerRow)`.
    * @default 0.1
    */
