@@ -1,3 +1,4 @@
+import { allowanceMessage, reserveWithinAllowance } from '../../src/runtime/allowance.js';
 import type { CreditBudget, CreditReservation } from '../../src/runtime/credit-budget.js';
 import { errorCode } from '../../src/runtime/run.js';
 import { AbortedError } from '../../src/util/domain-sync-error.js';
@@ -84,6 +85,40 @@ export class StartGate {
         code: 'ERR_INSUFFICIENT_CREDITS',
         message: `the account has too few credits for another run (${ENRICHMENT_COST_CREDITS} needed): ${describeFigures(this.lastAccount)}; this invocation spent ${snap.spent} of its budget ${snap.budget}`,
       });
+      return null;
+    }
+  }
+
+  /**
+   * Records the paid request's intent with `record` if its cost fits the credit allowances
+   * (`credits.maxPerDay`, `credits.maxPerMonth`), checked against every process sharing the
+   * mirror in the same write transaction. While this invocation has other POSTs in flight, a
+   * refusal waits for them (a cached answer frees its 10 credits); otherwise the reservation is
+   * released, new starts stop (`allowance`) and null is returned.
+   */
+  async openIntent(reservation: CreditReservation, record: () => number): Promise<number | null> {
+    const { ctx, stats } = this.scope;
+    for (;;) {
+      const result = reserveWithinAllowance(
+        ctx.mirror,
+        ctx.config.credits,
+        ctx.clock(),
+        reservation.credits,
+        record,
+      );
+      if (result.ok) return result.value;
+      if (this.budget.snapshot().reserved > reservation.credits && !this.startsStopped()) {
+        await this.budget.waitForChange();
+        continue;
+      }
+      this.budget.release(reservation);
+      if (stats.stoppedByAllowance === null) {
+        stats.stoppedByAllowance = {
+          ...result.stoppedBy,
+          message: allowanceMessage(result.stoppedBy, reservation.credits),
+        };
+      }
+      this.stopStarts('allowance');
       return null;
     }
   }

@@ -5,6 +5,7 @@ import {
   listPendingEnrichmentRuns,
   recordIntentReconciled,
 } from '../../src/mirror/store/enrichment.js';
+import { hasAllowance, readAllowance } from '../../src/runtime/allowance.js';
 import { CreditBudget } from '../../src/runtime/credit-budget.js';
 import { TaskQueue } from '../../src/runtime/queue.js';
 import { errorCode, runPipeline } from '../../src/runtime/run.js';
@@ -74,6 +75,8 @@ class EnrichRun {
   private readonly options: EnrichOptions;
   private readonly stats: EnrichStats;
 
+  // Fields assigned one by one, as in every class here: tsconfig's erasableSyntaxOnly rules out
+  // constructor parameter properties, so constructors look alike by design.
   constructor(ctx: RunContext, runId: number, options: EnrichOptions, stats: EnrichStats) {
     this.ctx = ctx;
     this.options = options;
@@ -95,6 +98,14 @@ class EnrichRun {
     }
     const figures = noteAccount(scope, account, 'start');
     stats.accountStart = figures;
+    if (hasAllowance(ctx.config.credits)) {
+      stats.allowance = readAllowance(ctx.mirror, ctx.config.credits, ctx.clock());
+      ctx.logger.info('credit allowances', {
+        remaining: stats.allowance.remaining,
+        day: stats.allowance.day,
+        month: stats.allowance.month,
+      });
+    }
     const budget = new CreditBudget({
       budget: stats.budget,
       accountAvailable: account.credits_granted === null ? null : account.available_credits,
@@ -114,7 +125,7 @@ class EnrichRun {
     const pending = listPendingEnrichmentRuns(ctx.mirror);
     stats.resumed = pending.length;
     for (const row of pending) {
-      this.queue.add(() => worker.followRun(row.id, row.domain ?? null, true));
+      this.queue.add(() => worker.followRun(row.id, row.domain ?? null, true, row.requested_at ?? null));
     }
 
     const plan = planEnrichment(
@@ -170,7 +181,8 @@ class EnrichRun {
       const status = stats.stopReason === 'interrupted' ? 'interrupted' : 'stopped_by_service';
       return { status, stats, failures, creditsSpent: stats.creditsSpent, error: stopError };
     }
-    const status = stats.stopReason === 'budget' && stats.notTried > 0 ? 'budget_reached' : 'done';
+    const stoppedByLimit = stats.stopReason === 'budget' || stats.stopReason === 'allowance';
+    const status = stoppedByLimit && stats.notTried > 0 ? 'budget_reached' : 'done';
     return { status, stats, failures, creditsSpent: stats.creditsSpent };
   }
 

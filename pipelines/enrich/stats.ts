@@ -1,4 +1,5 @@
 import type { Account } from '../../src/api/index.js';
+import type { AllowanceState, AllowanceStatus } from '../../src/runtime/allowance.js';
 import type { AccountFigures, Reconciliation } from './reconcile.js';
 
 /** Counts and figures of one `enrich` invocation, stored in `pipeline_runs.stats`. */
@@ -39,7 +40,11 @@ export interface EnrichStats {
   /** Credits kept reserved for POSTs whose outcome is unknown. */
   creditsUnknown: number;
   /** Why new starts stopped early, or null. */
-  stopReason: 'budget' | 'account' | 'quota' | 'auth' | 'interrupted' | 'wait' | null;
+  stopReason: 'budget' | 'allowance' | 'account' | 'quota' | 'auth' | 'interrupted' | 'wait' | null;
+  /** The credit allowances when the invocation started (null: none configured). */
+  allowance: AllowanceStatus | null;
+  /** The allowance that stopped new starts, with a sentence for people, or null. */
+  stoppedByAllowance: (AllowanceState & { message: string }) | null;
   accountStart: AccountFigures | null;
   accountEnd: AccountFigures | null;
   reconciliation: Reconciliation | null;
@@ -68,6 +73,8 @@ export function emptyStats(budget: number): EnrichStats {
     creditsSpent: 0,
     creditsUnknown: 0,
     stopReason: null,
+    allowance: null,
+    stoppedByAllowance: null,
     accountStart: null,
     accountEnd: null,
     reconciliation: null,

@@ -54,6 +54,8 @@ export class RunWorker {
   private readonly strategy: string;
   private readonly waitDeadlineMs: number;
 
+  // Fields assigned one by one, as in every class here: tsconfig's erasableSyntaxOnly rules out
+  // constructor parameter properties, so constructors look alike by design.
   constructor(scope: EnrichScope, gate: StartGate, strategy: string, waitDeadlineMs: number) {
     this.scope = scope;
     this.gate = gate;
@@ -69,13 +71,19 @@ export class RunWorker {
       return;
     }
     const { ctx, stats } = this.scope;
-    const intentId = recordEnrichmentIntent(ctx.mirror, {
-      domain,
-      strategy: this.strategy,
-      createdAt: this.scope.nowIso(),
-      pipelineRunId: this.scope.runId,
-      estimatedCredits: ENRICHMENT_COST_CREDITS,
-    });
+    const intentId = await this.gate.openIntent(reservation, () =>
+      recordEnrichmentIntent(ctx.mirror, {
+        domain,
+        strategy: this.strategy,
+        createdAt: this.scope.nowIso(),
+        pipelineRunId: this.scope.runId,
+        estimatedCredits: ENRICHMENT_COST_CREDITS,
+      }),
+    );
+    if (intentId === null) {
+      this.skippedInQueue += 1;
+      return;
+    }
     stats.posts += 1;
     let answer;
     try {
@@ -162,15 +170,24 @@ export class RunWorker {
   }
 
   /** Polls a run until it settles (or the wait ends, or an abort), then records the outcome. */
-  async followRun(runId: number, domain: string | null, resumed: boolean): Promise<void> {
+  async followRun(
+    runId: number,
+    domain: string | null,
+    resumed: boolean,
+    requestedAt: string | null = null,
+  ): Promise<void> {
     const { ctx, stats } = this.scope;
     let sawPending = !resumed;
+    // A resumed run has been going since its request: the 10 % rule may widen its waits at once.
+    const requestedMs = requestedAt === null ? Number.NaN : Date.parse(requestedAt);
+    const alreadyElapsedMs = Number.isNaN(requestedMs) ? 0 : Math.max(0, ctx.clock() - requestedMs);
     let run: EnrichmentRun;
     try {
       run = await ctx.api.waitForEnrichmentRun(runId, {
         signal: ctx.signal,
         pollIntervalMs: ctx.config.api.pollIntervalMs,
         maxPollIntervalMs: ctx.config.enrich.maxPollIntervalMs,
+        alreadyElapsedMs,
         deadlineMs: Math.max(0, this.waitDeadlineMs - ctx.clock()),
         onPoll: (value) => {
           stats.pollRequests += 1;

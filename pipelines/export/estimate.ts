@@ -119,6 +119,8 @@ export interface EstimateInput {
   maxCredits: number | undefined;
   /** The account's available credits, or null when it has no quota. */
   availableCredits: number | null;
+  /** What the credit allowances leave now (the smaller of day and month), null for none. */
+  allowanceRemaining?: number | null;
 }
 
 /** The estimate and whether it allows creating the export. */
@@ -126,12 +128,14 @@ export type EstimateDecision =
   | { kind: 'within'; estimatedCredits: number }
   /** Over `--max-credits`: the run ends `budget_reached` (`ERR_OVER_MAX_CREDITS`), nothing spent. */
   | { kind: 'over_max_credits'; estimatedCredits: number; message: string }
+  /** Over what the credit allowances leave: ends `budget_reached` (`ERR_OVER_ALLOWANCE`), nothing spent. */
+  | { kind: 'over_allowance'; estimatedCredits: number }
   /** Over the account's available credits: `ERR_INSUFFICIENT_CREDITS`, nothing spent. */
   | { kind: 'insufficient_credits'; estimatedCredits: number; message: string };
 
 /**
- * Estimates the export's cost and checks it against `--max-credits` first, then the account.
- * Equal to a limit is within it.
+ * Estimates the export's cost and checks it against `--max-credits` first, then the credit
+ * allowances, then the account. Equal to a limit is within it.
  */
 export function checkEstimate(input: EstimateInput): EstimateDecision {
   const { matchingDomains, creditsPerRow, priceSource, maxCredits, availableCredits } = input;
@@ -143,6 +147,10 @@ export function checkEstimate(input: EstimateInput): EstimateDecision {
       estimatedCredits,
       message: `${cost}, ${priceSource}) exceeds --max-credits ${maxCredits}; nothing was spent`,
     };
+  }
+  const allowanceRemaining = input.allowanceRemaining ?? null;
+  if (allowanceRemaining !== null && estimatedCredits > allowanceRemaining) {
+    return { kind: 'over_allowance', estimatedCredits };
   }
   if (availableCredits !== null && estimatedCredits > availableCredits) {
     return {

@@ -23,6 +23,14 @@ import {
   exportParamsHash,
   pricePerRow,
 } from './estimate.js';
+import {
+  allowanceMessage,
+  checkAllowance,
+  hasAllowance,
+  readAllowance,
+  reserveWithinAllowance,
+  type AllowanceStatus,
+} from '../../src/runtime/allowance.js';
 import { clearIntent, readIntent, saveIntent, type ExportIntent } from './intent.js';
 import { applyRetention, loadExportFile } from './load.js';
 import { pollAndDownload, verifiedFile } from './transfer.js';
@@ -107,6 +115,8 @@ class ExportRun {
   private readonly options: ExportRunOptions;
   private readonly stats: ExportStats;
 
+  // Fields assigned one by one, as in every class here: tsconfig's erasableSyntaxOnly rules out
+  // constructor parameter properties, so constructors look alike by design.
   constructor(ctx: RunContext, runId: number, options: ExportRunOptions, stats: ExportStats) {
     this.ctx = ctx;
     this.runId = runId;
@@ -151,7 +161,9 @@ class ExportRun {
       } else {
         const refusal = await this.checkBeforeCreating();
         if (refusal !== undefined) return refusal;
-        record = await this.create();
+        const created = await this.create();
+        if ('stats' in created) return created;
+        record = created;
       }
       return await this.finish(record);
     } finally {
@@ -206,11 +218,15 @@ class ExportRun {
     stats.priceSource = price.priceSource;
     stats.availableCredits = account.credits_granted === null ? null : account.available_credits;
     const { maxCredits } = this.options;
+    if (hasAllowance(ctx.config.credits)) {
+      stats.allowance = readAllowance(ctx.mirror, ctx.config.credits, ctx.clock());
+    }
     const decision = checkEstimate({
       matchingDomains: probe.total,
       ...price,
       maxCredits,
       availableCredits: stats.availableCredits,
+      allowanceRemaining: stats.allowance?.remaining ?? null,
     });
     stats.estimatedCredits = decision.estimatedCredits;
     if (decision.kind === 'over_max_credits') {
@@ -226,12 +242,35 @@ class ExportRun {
         error: { code: 'ERR_OVER_MAX_CREDITS', message: decision.message },
       };
     }
+    if (decision.kind === 'over_allowance') return this.refusedByAllowance(stats.allowance!);
     if (decision.kind === 'insufficient_credits') {
       throw new ExportError('ERR_INSUFFICIENT_CREDITS', decision.message);
     }
     // Remembered for the POST's intent: an unchanged used+reserved later proves it was not billed.
     this.creditsSpentBefore = spentNow;
     return undefined;
+  }
+
+  /** The export does not fit an allowance: nothing is spent, and the run ends like a budget stop. */
+  private refusedByAllowance(allowance: AllowanceStatus): Settled {
+    const { stats } = this;
+    const cost = stats.estimatedCredits ?? 0;
+    const stoppedBy = checkAllowance(allowance, cost);
+    // The estimate was over the remaining allowance, so one of the two refuses it.
+    const state = stoppedBy.ok ? (allowance.day ?? allowance.month)! : stoppedBy.stoppedBy;
+    const message = `estimated cost ${cost} credits: ${allowanceMessage(state, cost)}; nothing was spent`;
+    stats.stoppedByAllowance = { ...state, message };
+    this.ctx.logger.warn('export refused: estimate over a credit allowance', {
+      estimate: cost,
+      allowance: state,
+    });
+    return {
+      status: 'budget_reached' as const,
+      stats,
+      failures: [],
+      creditsSpent: 0,
+      error: { code: 'ERR_OVER_ALLOWANCE', message },
+    };
   }
 
   private saveIntent(intent: ExportIntent): void {
@@ -243,15 +282,27 @@ class ExportRun {
   }
 
   /** POST /exports with the intent saved first and the id saved right after the 202. */
-  private async create(): Promise<ExportRecord> {
+  /** Returns the created export's row, or the run's end when an allowance refuses it. */
+  private async create(): Promise<ExportRecord | Settled> {
     const { ctx, stats } = this;
     const requestedAt = this.now();
-    this.saveIntent({
-      state: 'requested',
-      requestedAt,
-      creditsSpentBefore: this.creditsSpentBefore,
-      estimatedCredits: stats.estimatedCredits,
-    });
+    // The intent is what other processes count as in flight: saved only if the estimate still
+    // fits the allowances, in one write transaction with the check.
+    const reserved = reserveWithinAllowance(
+      ctx.mirror,
+      ctx.config.credits,
+      ctx.clock(),
+      stats.estimatedCredits ?? 0,
+      () =>
+        this.saveIntent({
+          state: 'requested',
+          requestedAt,
+          creditsSpentBefore: this.creditsSpentBefore,
+          estimatedCredits: stats.estimatedCredits,
+        }),
+    );
+    if (!reserved.ok)
+      return this.refusedByAllowance(readAllowance(ctx.mirror, ctx.config.credits, ctx.clock()));
     let created;
     try {
       created = await this.api.createExport(
@@ -322,7 +373,9 @@ class ExportRun {
           });
           const refusal = await this.checkBeforeCreating();
           if (refusal !== undefined) return refusal;
-          record = await this.create();
+          const created = await this.create();
+          if ('stats' in created) return created;
+          record = created;
           continue;
         }
       }

@@ -1,3 +1,4 @@
+import type { AllowanceState, AllowanceStatus } from '../../src/runtime/allowance.js';
 import type { ExportFormat } from '../../src/api/index.js';
 import type { RunContext } from '../../src/runtime/run-context.js';
 
@@ -40,6 +41,10 @@ export interface ExportStats {
   priceSource: string | null;
   estimatedCredits: number | null;
   availableCredits: number | null;
+  /** The credit allowances when the estimate was checked (null: none configured). */
+  allowance: AllowanceStatus | null;
+  /** The allowance that refused the export, with a sentence for people, or null. */
+  stoppedByAllowance: (AllowanceState & { message: string }) | null;
   creditsUsed: number | null;
   /** `creditsUsed − estimatedCredits`, once both are known. */
   estimateError: number | null;
@@ -69,6 +74,8 @@ export function newExportStats(format: ExportFormat, paramsHash: string): Export
     priceSource: null,
     estimatedCredits: null,
     availableCredits: null,
+    allowance: null,
+    stoppedByAllowance: null,
     creditsUsed: null,
     estimateError: null,
     status: null,

@@ -232,6 +232,17 @@ export function inTransaction<T>(mirror: Mirror, fn: () => T): T {
   return sqlite.inTransaction ? fn() : sqlite.transaction(fn)();
 }
 
+/**
+ * Runs `fn` in a `BEGIN IMMEDIATE` transaction: the write lock is taken before `fn` reads, so a
+ * read-then-write decision (a lock, an allowance) is atomic across processes; another writer
+ * waits up to the busy timeout. Inside an open transaction `fn` joins it, as in
+ * {@link inTransaction}.
+ */
+export function inImmediateTransaction<T>(mirror: Mirror, fn: () => T): T {
+  const { sqlite } = mirrorInternals(mirror);
+  return sqlite.inTransaction ? fn() : sqlite.transaction(fn).immediate();
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -58,6 +58,8 @@ export async function openTestContext(
     config?: Record<string, unknown>;
     signal?: AbortSignal;
     profileWriter?: OpenRunContextOptions['profileWriter'];
+    /** The run context's clock (`Date.now` by default). */
+    clock?: OpenRunContextOptions['clock'];
   } = {},
 ): Promise<OwnedRunContext & { dir: string; memoryLogger: MemoryLogger; configPath: string }> {
   const dir = options.dir ?? (await tempDir());
@@ -70,6 +72,7 @@ export async function openTestContext(
     logger: memoryLogger,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.profileWriter ? { profileWriter: options.profileWriter } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   onTestFinished(() => ctx.close());
   return Object.assign(ctx, { dir, memoryLogger, configPath: path });

@@ -7,6 +7,7 @@ import {
 } from '../../../pipelines/enrich/index.js';
 import { ENRICH_SCHEMA } from '../../../pipelines/step-options/index.js';
 import { openMirror } from '../../mirror/database.js';
+import { describeAllowance, hasAllowance, readAllowance } from '../../runtime/allowance.js';
 import type { RunResult } from '../../runtime/run-result.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
@@ -65,13 +66,20 @@ async function dryRun(ctx: CommandContext, options: EnrichOptions): Promise<Comm
     const plan = planEnrichment(
       readPlanInput(mirror, config, options, Date.now(), { requestedOnly: options.requestedOnly ?? false }),
     );
-    const wouldStart = Math.min(plan.entries.length, plan.affordableRuns);
+    const allowance = hasAllowance(config.credits) ? readAllowance(mirror, config.credits, Date.now()) : null;
+    // Cached answers cost nothing, so the allowances (like the budget) bound only billed runs.
+    const allowedRuns =
+      allowance === null || allowance.remaining === null
+        ? plan.affordableRuns
+        : Math.floor(allowance.remaining / 10);
+    const wouldStart = Math.min(plan.entries.length, plan.affordableRuns, allowedRuns);
     const summary = {
       dryRun: true,
       planned: plan.entries.length,
       worstCaseCredits: plan.worstCaseCredits,
       budget: plan.budget,
       affordableRuns: plan.affordableRuns,
+      allowance,
       wouldEnrichAtLeast: wouldStart,
       skippedInFlight: plan.skipped.filter((s) => s.reason === 'in_flight').length,
       skippedBackoff: plan.skipped.filter((s) => s.reason === 'failure_backoff').length,
@@ -81,6 +89,7 @@ async function dryRun(ctx: CommandContext, options: EnrichOptions): Promise<Comm
     const human = [
       `enrich dry run: ${plan.entries.length} domains would be enriched, worst case ${plan.worstCaseCredits} credits (10 each), budget ${plan.budget}`,
       `  the budget pays for ${plan.affordableRuns} runs; cached answers cost 0, so at least ${wouldStart} domains would be tried`,
+      ...(allowance === null ? [] : [`  ${describeAllowance(allowance)}`]),
       ...(summary.skippedInFlight
         ? [`  ${summary.skippedInFlight} domains held back: a run or an unresolved request is in flight`]
         : []),
@@ -112,6 +121,8 @@ function humanSummary(result: RunResult<EnrichStats>, mirrorPath: string): strin
   if (s.skippedInFlight || s.skippedBackoff) {
     lines.push(`  held back: ${s.skippedInFlight} in flight, ${s.skippedBackoff} failed recently`);
   }
+  if (s.stoppedByAllowance) lines.push(`  stopped by an allowance: ${s.stoppedByAllowance.message}`);
+  else if (s.allowance) lines.push(`  at the start, ${describeAllowance(s.allowance)}`);
   if (s.reconciliation) lines.push(`  ${s.reconciliation.message}`);
   for (const f of result.failures.slice(0, 20)) lines.push(`  failed: ${f.item}: ${f.code}: ${f.message}`);
   if (result.failures.length > 20) lines.push(`  … and ${result.failures.length - 20} more failures`);

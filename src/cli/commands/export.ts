@@ -2,6 +2,7 @@ import { exportPipeline } from '../../../pipelines/export/index.js';
 import type { ExportOptions, ExportStats } from '../../../pipelines/export/index.js';
 import { EXPORT_SCHEMA } from '../../../pipelines/step-options/index.js';
 import type { RunResult } from '../../runtime/run-result.js';
+import { describeAllowance } from '../../runtime/allowance.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 import { openServices } from '../services.js';
@@ -58,6 +59,7 @@ function humanLines(result: RunResult<ExportStats>, mirrorPath: string, load: bo
         (s.availableCredits === null ? '' : `; ${s.availableCredits} available`),
     );
   }
+  if (s.allowance !== null) lines.push(`  ${describeAllowance(s.allowance)}`);
   if (s.creditsUsed !== null) {
     lines.push(
       `  credits used ${s.creditsUsed}${s.estimateError === null ? '' : ` (estimate off by ${s.estimateError})`}`,

@@ -5,6 +5,7 @@ import {
   creditsSummary,
   latestAccountSnapshot,
 } from '../../mirror/store/credits.js';
+import { describeAllowance, readAllowance } from '../../runtime/allowance.js';
 import { listLocks } from '../../mirror/store/locks.js';
 import { lastRuns, listRunningPipelineRuns } from '../../mirror/store/runs.js';
 import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
@@ -53,6 +54,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     const runs = lastRuns(mirror);
     const running = listRunningPipelineRuns(mirror);
     const credits = creditsSummary(mirror, { now });
+    const allowance = readAllowance(mirror, ctx.config.credits, Date.parse(now));
     const perPipeline = creditsPerPipeline(mirror);
     const sinceDay = new Date(Date.parse(now) - 6 * 86_400_000).toISOString().slice(0, 10);
     // Per UTC day and pipeline over the last 7 days (operations folded together).
@@ -78,6 +80,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
       `  payment methods  ${counts.paymentMethods.active} active, ${counts.paymentMethods.removed} removed`,
       `  freshness        last_enriched_at from ${fresh.oldestEnrichedAt ?? '-'} to ${fresh.newestEnrichedAt ?? '-'} (median ${fresh.medianEnrichedAt ?? '-'}); ${fresh.profilesNeverFetched} profiles never fetched`,
       `credits spent      today ${credits.today}, this month ${credits.thisMonth}, total ${credits.total}`,
+      `  ${describeAllowance(allowance)}`,
       ...perPipeline.map(
         (p) => `  ${p.pipeline.padEnd(16)} ${p.credits} credits in ${p.entries} ledger entries`,
       ),
@@ -129,7 +132,17 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
         lastRuns: runs,
         running,
         locks,
-        credits: { ...credits, perPipeline, last7Days },
+        credits: {
+          ...credits,
+          // What the allowances leave now (spends in flight or unknown count as spent); null: none set.
+          remaining: {
+            today: allowance.day?.remaining ?? null,
+            thisMonth: allowance.month?.remaining ?? null,
+          },
+          allowance,
+          perPipeline,
+          last7Days,
+        },
         account,
         exportsInProgress: exports,
         snapshots,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
+import { recordEnrichmentIntent } from '../../../src/mirror/store/enrichment.js';
 import { tryAcquireLock } from '../../../src/mirror/store/locks.js';
 import { runCli } from '../../helpers/cli.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
@@ -16,7 +17,10 @@ describe('status --json', () => {
       cacheWindowMs: 0,
     });
     const dir = await tempDir();
-    const { path, config } = await writeTestConfig(dir, { api: { pollIntervalMs: 20 } });
+    const { path, config } = await writeTestConfig(dir, {
+      api: { pollIntervalMs: 20 },
+      credits: { maxPerDay: 100, maxPerMonth: 1000 },
+    });
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
     expect((await runCli(['sync', '--config', path], { cwd: dir, env })).code).toBe(0);
     const domains = sim.control.truth.listDomains().slice(0, 2);
@@ -48,6 +52,12 @@ describe('status --json', () => {
       now: now.toISOString(),
       expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
     });
+    // A POST in flight (an open intent) counts against the allowances at 10 credits.
+    recordEnrichmentIntent(mirror, {
+      domain: 'inflight.example',
+      createdAt: now.toISOString(),
+      estimatedCredits: 10,
+    });
     await mirror.close();
 
     const status = await runCli(['status', '--json', '--config', path], { cwd: dir });
@@ -59,6 +69,11 @@ describe('status --json', () => {
         total: number;
         perPipeline: Array<{ pipeline: string; credits: number }>;
         last7Days: Array<{ day: string; pipeline: string; credits: number }>;
+        remaining: { today: number | null; thisMonth: number | null };
+        allowance: {
+          day: { key: string; allows: number; used: number; remaining: number; resetsAt: string };
+          month: { key: string; allows: number; used: number; remaining: number; resetsAt: string };
+        };
       };
       locks: Array<Record<string, unknown>>;
     };
@@ -73,6 +88,21 @@ describe('status --json', () => {
     expect(summary.credits.last7Days).toEqual([
       { day: new Date().toISOString().slice(0, 10), pipeline: 'enrich', credits: 20 },
     ]);
+    // Spent (20) plus in flight (10) against the allowances.
+    expect(summary.credits.remaining).toEqual({ today: 70, thisMonth: 970 });
+    const tomorrow = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+    expect(summary.credits.allowance.day).toEqual({
+      key: 'credits.maxPerDay',
+      allows: 100,
+      used: 30,
+      remaining: 70,
+      resetsAt: tomorrow.toISOString(),
+    });
+    expect(summary.credits.allowance.month).toMatchObject({
+      key: 'credits.maxPerMonth',
+      allows: 1000,
+      used: 30,
+    });
     expect(summary.locks).toHaveLength(1);
     expect(summary.locks[0]).toMatchObject({
       pipeline: 'nightly',
@@ -84,5 +114,6 @@ describe('status --json', () => {
 
     const human = await runCli(['status', '--config', path], { cwd: dir });
     expect(human.stdout).toMatch(/nightly \(pid 424242 on elsewhere\)/);
+    expect(human.stdout).toContain('credits.maxPerDay leaves 70 of 100');
   });
 });

@@ -20,10 +20,13 @@ export const FAST_ENRICH_CONFIG = {
  */
 export async function syncedSetup(
   simOptions: SimulatorOptions,
-  options: { cachedCount?: number; config?: Record<string, unknown> } = {},
+  options: { cachedCount?: number; config?: Record<string, unknown>; clock?: () => number } = {},
 ) {
   const sim = await startTestSimulator({ timeScale: 0.01, runFailureRate: 0, ...simOptions });
-  const ctx = await openTestContext(sim, { config: { ...FAST_ENRICH_CONFIG, ...(options.config ?? {}) } });
+  const ctx = await openTestContext(sim, {
+    config: { ...FAST_ENRICH_CONFIG, ...(options.config ?? {}) },
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const synced = await syncPipeline(ctx);
   if (synced.status !== 'done') throw new Error(`sync failed: ${JSON.stringify(synced.error)}`);
   const oldest = queryMirror<{ domain_normalized: string }>(
