@@ -152,6 +152,7 @@ class EnrichRun {
       await this.queue.waitForRoom();
     }
     await this.queue.drain();
+    await worker.finishProfileRefreshes();
     // Tasks that were queued but returned without a POST once starts stopped.
     stats.notTried = plan.entries.length - tried + worker.skippedInQueue;
     const snapshot = budget.snapshot();

@@ -48,6 +48,10 @@ export class RunWorker {
   readonly failedInWindow: number[] = [];
   /** Queued domains that returned without a POST once starts stopped. */
   skippedInQueue = 0;
+  /** Profile refreshes of completed runs still going on (they hold no run slot). */
+  private readonly refreshes = new Set<Promise<void>>();
+  /** The first error of a refresh's mirror write, rethrown once all refreshes are done. */
+  private refreshFailure: { error: unknown } | undefined;
 
   private readonly scope: EnrichScope;
   private readonly gate: StartGate;
@@ -228,11 +232,21 @@ export class RunWorker {
     const at = this.scope.nowIso();
     if (run.status === 'completed') {
       // Profile first, run row second: a crash in between leaves the run pending, and the next
-      // invocation polls it again and fetches the profile then.
+      // invocation polls it again and fetches the profile then. The run is over, so its slot is
+      // freed for the next POST now; the free profile GET goes on beside it
+      // (awaited by finishProfileRefreshes before the invocation ends).
       const name = domain ?? run.domain ?? run.enrichment?.domain_normalized ?? null;
-      if (name !== null) await this.refreshProfile(name);
-      upsertEnrichmentRun(ctx.mirror, run, { at });
-      stats.completed += 1;
+      const refresh = (async () => {
+        if (name !== null) await this.refreshProfile(name);
+        upsertEnrichmentRun(ctx.mirror, run, { at: this.scope.nowIso() });
+        stats.completed += 1;
+      })()
+        // refreshProfile never throws; a mirror error is rethrown by finishProfileRefreshes.
+        .catch((error: unknown) => {
+          this.refreshFailure ??= { error };
+        })
+        .finally(() => this.refreshes.delete(refresh));
+      this.refreshes.add(refresh);
       return;
     }
     // failed: error_details stored; the domain backs off (planEnrichment reads these rows).
@@ -245,6 +259,12 @@ export class RunWorker {
       code: 'ERR_RUN_FAILED',
       message: `enrichment run ${runId} failed: ${details?.error_type ?? 'unknown'}${details?.error ? ` (${details.error})` : ''}`,
     });
+  }
+
+  /** Waits for every profile refresh still going on; rethrows the first mirror error of one. */
+  async finishProfileRefreshes(): Promise<void> {
+    while (this.refreshes.size > 0) await Promise.all([...this.refreshes]);
+    if (this.refreshFailure !== undefined) throw this.refreshFailure.error;
   }
 
   private async refreshProfile(domain: string): Promise<void> {
