@@ -162,6 +162,57 @@ describe('credit allowances (credits.maxPerDay, credits.maxPerMonth)', () => {
     expect(mirrorNumber(dbPath, "SELECT count(*) AS n FROM sync_state WHERE pipeline = 'export'")).toBe(0);
   });
 
+  it('enrich --dry-run shows what the allowances leave and bounds what would be tried by it', async () => {
+    const setup = await syncedSetup({ domains: 30, seed: 26 });
+    const { sim, ctx, dbPath } = setup;
+    const configPath = `${ctx.dir}/config-dry.json`;
+    await writeFile(
+      configPath,
+      JSON.stringify(testConfigFile(ctx.dir, { credits: { maxPerDay: 35, maxPerMonth: 1000 } })),
+    );
+    const run = await runCli(
+      [
+        'enrich',
+        '--dry-run',
+        '--json',
+        '--config',
+        configPath,
+        '--db',
+        dbPath,
+        '--budget',
+        '500',
+        '--stale-after',
+        '1ms',
+      ],
+      {},
+    );
+    expect(run.code).toBe(0);
+    const summary = JSON.parse(run.stdout) as {
+      planned: number;
+      affordableRuns: number;
+      wouldEnrichAtLeast: number;
+      allowance: {
+        remaining: number;
+        day: { allows: number; remaining: number };
+        month: { remaining: number };
+      };
+    };
+    expect(summary.planned).toBe(30);
+    expect(summary.affordableRuns).toBe(50);
+    expect(summary.allowance).toMatchObject({
+      remaining: 35,
+      day: { allows: 35, remaining: 35 },
+      month: { remaining: 1000 },
+    });
+    expect(summary.wouldEnrichAtLeast).toBe(3);
+    const human = await runCli(
+      ['enrich', '--dry-run', '--config', configPath, '--db', dbPath, '--stale-after', '1ms'],
+      {},
+    );
+    expect(human.stdout).toContain('credits.maxPerDay leaves 35 of 35');
+    expect(sim.control.requests()).toEqual([]);
+  });
+
   it('two enrich processes started at the same moment, each with a budget above the allowance, spend at most the allowance together', async () => {
     const setup = await syncedSetup({ domains: 60, seed: 25 });
     const { sim, ctx, dbPath } = setup;
