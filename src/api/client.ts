@@ -118,6 +118,8 @@ export class DomainServiceClient implements DomainServiceApi {
     return getExport(this.#transport, idOrPollUrl, options);
   }
 
+  // The same delegation as waitForEnrichmentRun above, for exports: the facade is one line per
+  // resource function by design (see the note above the methods).
   async waitForExport(
     idOrPollUrl: number | string,
     options: PollOptions<ExportInfo> = {},

@@ -151,6 +151,8 @@ export function markExportDownloaded(
   if (changes === 0) throw notFound(id);
 }
 
+// The same update-by-id-and-check shape as markExportDownloaded above, for other columns:
+// one small function per state change of an export row, by design.
 /** Records that an export's file was loaded into the mirror. Throws `ERR_MIRROR_NOT_FOUND` for an unknown id. */
 export function markExportLoaded(
   mirror: Mirror,
