@@ -15,9 +15,9 @@ export const PAYMENT_CATEGORIES = [
   'local_apm',
 ] as const;
 
-/** Validated domain filters (paging excluded). */
 // The client has the same interface (src/api/filters.ts). Repeated on purpose: the simulator
 // reads the service's interface on its own and imports nothing from src/api.
+/** Validated domain filters (paging excluded). */
 export interface DomainFilters {
   jurisdiction?: string;
   payment_category?: string;
