@@ -5,7 +5,7 @@
  * nothing installed by hand: `@sparticuz/chromium` ships a Chromium inside its package and
  * unpacks it into the temp dir on first use (playwright's and puppeteer's own browser downloads
  * come from hosts outside the registry). `CHROMIUM_EXECUTABLE` names another Chromium instead,
- * for a platform that package does not cover (it is built for Linux).
+ * for a platform that package does not cover (its npm package carries a Linux x64 build only).
  *
  * Flags keep the browser off the network and quiet: no background networking, component
  * updates, sync or first-run work. playwright starts it with a fresh, empty user-data dir of its
