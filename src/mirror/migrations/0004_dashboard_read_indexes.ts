@@ -9,8 +9,10 @@ import type { Kysely } from 'kysely';
  * - The domain search pages through domains in name order: by name or company name over one
  *   covering index, by jurisdiction or payment category over partial indexes of the current
  *   (not removed) licences and payment methods, ordered by domain.
- * - `domains_without_profile` holds only the domains whose profile was never fetched, so the
- *   overview counts them without reading `domains` rows (which carry the raw profile).
+ * - `domains_without_profile` holds only the domains whose profile was never fetched, and
+ *   `domains_unlisted_by_last_enriched_at` only the unlisted ones, so the overview counts them
+ *   (and takes the unlisted out of the freshness histogram) without reading `domains` rows,
+ *   which carry the raw profile.
  * - The Changes page lists `change_log` newest first, filtered by date, by licence jurisdiction
  *   or by payment category; each filter has an index ordered by time. The expressions are the
  *   ones the dashboard's queries use (src/mirror/store/ui-changes.ts): SQLite only uses an
@@ -20,6 +22,9 @@ import type { Kysely } from 'kysely';
 const INDEXES: readonly string[] = [
   'CREATE INDEX domains_search ON domains (domain_normalized, company_name)',
   'CREATE INDEX domains_without_profile ON domains (domain_normalized) WHERE profile_synced_at IS NULL',
+  // unlisted_at is a column too, so the index alone answers the query (no row is read).
+  `CREATE INDEX domains_unlisted_by_last_enriched_at ON domains (last_enriched_at, unlisted_at)
+     WHERE unlisted_at IS NOT NULL`,
   `CREATE INDEX licenses_current_by_jurisdiction ON licenses (jurisdiction, domain_normalized)
      WHERE removed_at IS NULL`,
   `CREATE INDEX payment_methods_current_by_category ON payment_methods (category, domain_normalized)
@@ -36,6 +41,7 @@ const INDEXES: readonly string[] = [
 const NAMES = [
   'domains_search',
   'domains_without_profile',
+  'domains_unlisted_by_last_enriched_at',
   'licenses_current_by_jurisdiction',
   'payment_methods_current_by_category',
   'change_log_at',

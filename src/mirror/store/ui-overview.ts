@@ -21,9 +21,6 @@ export interface OverviewCounts {
   domains: { total: number; unlisted: number; withoutProfile: number };
   licences: { total: number; removed: number };
   paymentMethods: { total: number; removed: number };
-  sections: number;
-  pipelineRuns: number;
-  ledgerEntries: number;
 }
 
 const countOf = (mirror: Mirror, sqlText: string): number =>
@@ -48,9 +45,6 @@ export function overviewCounts(mirror: Mirror): OverviewCounts {
       total: countOf(mirror, 'SELECT count(*) AS n FROM payment_methods'),
       removed: countOf(mirror, 'SELECT count(*) AS n FROM payment_methods WHERE removed_at IS NOT NULL'),
     },
-    sections: countOf(mirror, 'SELECT count(*) AS n FROM domain_sections'),
-    pipelineRuns: countOf(mirror, 'SELECT count(*) AS n FROM pipeline_runs'),
-    ledgerEntries: countOf(mirror, 'SELECT count(*) AS n FROM credit_ledger'),
   };
 }
 
@@ -73,8 +67,8 @@ const DAY_MS = 86_400_000;
 /**
  * The freshness histogram of listed domains at `nowMs`: how many have a `last_enriched_at` in each
  * age range, plus those with none. Each bucket counts a range of the `last_enriched_at` index,
- * minus the unlisted domains in it (read through the `unlisted_at` index: they are few). A
- * timestamp in the future counts in the first bucket.
+ * minus the same range of the partial index of unlisted domains. A timestamp in the future
+ * counts in the first bucket.
  */
 export function freshnessHistogram(mirror: Mirror, nowMs: number): FreshnessBucket[] {
   const inRange = cachedStatement(
@@ -82,7 +76,7 @@ export function freshnessHistogram(mirror: Mirror, nowMs: number): FreshnessBuck
     `SELECT
        (SELECT count(*) FROM domains INDEXED BY domains_last_enriched_at
          WHERE last_enriched_at >= @from AND last_enriched_at < @to) -
-       (SELECT count(*) FROM domains INDEXED BY domains_unlisted_at
+       (SELECT count(*) FROM domains INDEXED BY domains_unlisted_by_last_enriched_at
          WHERE unlisted_at IS NOT NULL AND last_enriched_at >= @from AND last_enriched_at < @to) AS n`,
   );
   const iso = (ms: number): string => new Date(ms).toISOString();
@@ -107,7 +101,7 @@ export function freshnessHistogram(mirror: Mirror, nowMs: number): FreshnessBuck
     mirror,
     `SELECT
        (SELECT count(*) FROM domains INDEXED BY domains_last_enriched_at WHERE last_enriched_at IS NULL) -
-       (SELECT count(*) FROM domains INDEXED BY domains_unlisted_at
+       (SELECT count(*) FROM domains INDEXED BY domains_unlisted_by_last_enriched_at
          WHERE unlisted_at IS NOT NULL AND last_enriched_at IS NULL) AS n`,
   ).get() as { n: number };
   buckets.push({ label: 'never', fromDays: null, toDays: null, domains: never.n });
