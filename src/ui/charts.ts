@@ -127,7 +127,8 @@ export function stackedBarChart(options: {
   const max = niceMax(Math.max(0, ...totals));
   const slot = (width - PAD.left - PAD.right) / Math.max(1, categories.length);
   const plot = height - PAD.top - PAD.bottom;
-  const labelEvery = Math.max(1, Math.ceil(categories.length / 10));
+  // Dates are written in full (YYYY-MM-DD), so at most 6 labels fit.
+  const labelEvery = Math.max(1, Math.ceil(categories.length / 6));
   const stacks = categories.map((category, i) => {
     let base = height - PAD.bottom;
     const x = round(PAD.left + i * slot + slot * 0.1);
@@ -153,7 +154,7 @@ export function stackedBarChart(options: {
             x="${round(x + w / 2)}"
             y="${height - PAD.bottom + 16}"
             text-anchor="middle"
-            >${category.length === 10 ? category.slice(5) : category}</text
+            >${category}</text
           >`
         : html``;
     return html`<g>${rects}${label}</g>`;
@@ -242,11 +243,11 @@ export function timeline(options: {
   });
   const days: SafeHtml[] = [];
   const DAY = 86_400_000;
-  const step = Math.max(1, Math.ceil(span / DAY / 8)) * DAY;
+  const step = Math.max(1, Math.ceil(span / DAY / 6)) * DAY;
   for (let t = Math.ceil(options.fromMs / DAY) * DAY; t <= options.toMs; t += step) {
     days.push(
       html`<text class="label" x="${xOf(t)}" y="${height - 8}" text-anchor="middle"
-        >${new Date(t).toISOString().slice(5, 10)}</text
+        >${new Date(t).toISOString().slice(0, 10)}</text
       >`,
     );
   }

@@ -122,8 +122,24 @@ export function changesPage(ctx: UiContext, search: URLSearchParams): Page {
           ${categories.map((c) => option(c, params.category))}
         </select></label
       >
-      <label>from<input type="date" name="from" value="${params.from ?? ''}" /></label>
-      <label>to<input type="date" name="to" value="${params.to ?? ''}" /></label>
+      <label
+        >from (YYYY-MM-DD)<input
+          type="text"
+          name="from"
+          value="${params.from ?? ''}"
+          pattern="\\d{4}-\\d{2}-\\d{2}"
+          placeholder="YYYY-MM-DD"
+          size="10"
+      /></label>
+      <label
+        >to (YYYY-MM-DD)<input
+          type="text"
+          name="to"
+          value="${params.to ?? ''}"
+          pattern="\\d{4}-\\d{2}-\\d{2}"
+          placeholder="YYYY-MM-DD"
+          size="10"
+      /></label>
       <button type="submit">Filter</button>
     </form>
     <section>

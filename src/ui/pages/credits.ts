@@ -80,12 +80,16 @@ export function creditsPage(ctx: UiContext, search: URLSearchParams): Page {
   const fromDay = new Date(nowMs - (days - 1) * 86_400_000).toISOString().slice(0, 10);
   const data = readConsistently(ctx.mirror, () => ({
     perDay: spendPerDay(ctx.mirror, `${fromDay}T00:00:00.000Z`),
-    inWindow: spendPerPipeline(ctx.mirror, `${fromDay}T00:00:00.000Z`),
     ever: spendPerPipeline(ctx.mirror, null),
     allowances: allowancesLeft(ctx, nowMs),
     accounts: recentAccountSnapshots(ctx.mirror, 10),
     ledger: ledgerEntries(ctx.mirror, { beforeId: params.before, limit: PAGE_SIZE }),
   }));
+  // The window's totals per pipeline come from the per-day rows: one pass over the ledger less.
+  const windowByPipeline = new Map<string, number>();
+  for (const r of data.perDay)
+    windowByPipeline.set(r.pipeline, (windowByPipeline.get(r.pipeline) ?? 0) + r.credits);
+  const inWindow = [...windowByPipeline].map(([pipeline, credits]) => ({ pipeline, credits }));
   const categories = daysBetween(fromDay, toDay);
   const pipelines = [...new Set(data.perDay.map((r) => r.pipeline))].sort();
   const byKey = new Map(data.perDay.map((r) => [`${r.day} ${r.pipeline}`, r.credits]));
@@ -129,16 +133,14 @@ export function creditsPage(ctx: UiContext, search: URLSearchParams): Page {
               (p) =>
                 html`<tr>
                   <td>${p.pipeline}</td>
-                  <td class="num">
-                    ${formatCount(data.inWindow.find((w) => w.pipeline === p.pipeline)?.credits ?? 0)}
-                  </td>
+                  <td class="num">${formatCount(windowByPipeline.get(p.pipeline) ?? 0)}</td>
                   <td class="num">${formatCount(p.credits)}</td>
                   <td class="num">${formatCount(p.entries)}</td>
                 </tr>`,
             )}
             <tr>
               <th>all</th>
-              <th class="num">${formatCount(total(data.inWindow))}</th>
+              <th class="num">${formatCount(total(inWindow))}</th>
               <th class="num">${formatCount(total(data.ever))}</th>
               <th class="num">${formatCount(data.ever.reduce((n, p) => n + p.entries, 0))}</th>
             </tr>

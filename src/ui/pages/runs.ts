@@ -26,7 +26,7 @@ function duration(run: PipelineRunRecord): string {
 }
 
 /** The numeric and short text stats of a run as `key value` pairs (nested values left out). */
-function statsSummary(stats: Record<string, unknown> | null): SafeHtml {
+export function statsSummary(stats: Record<string, unknown> | null): SafeHtml {
   if (stats === null) return html`–`;
   const parts = Object.entries(stats)
     .filter(

@@ -12,6 +12,7 @@ import { html } from '../html.js';
 import type { SafeHtml } from '../html.js';
 import type { Page } from '../layout.js';
 import { parseParams } from '../params.js';
+import { statsSummary } from './runs.js';
 
 /** Pipelines whose runs deliver the mirror somewhere; their latest runs are listed. */
 export const DELIVERY_PIPELINES: readonly string[] = ['snapshot', 'publish'];
@@ -99,7 +100,7 @@ function deliveryRuns(runs: readonly PipelineRunRecord[]): SafeHtml {
             <td>${r.pipeline}</td>
             <td>${badge(r.status)}</td>
             <td>${formatTime(r.started_at)}</td>
-            <td>${r.stats === null ? '–' : html`<code>${JSON.stringify(r.stats).slice(0, 300)}</code>`}</td>
+            <td>${statsSummary(r.stats)}</td>
           </tr>`,
       )}
     </tbody>
@@ -126,10 +127,16 @@ export async function snapshotsPage(ctx: UiContext, search: URLSearchParams): Pr
   const body = html`<h1>Snapshots</h1>
     <p>
       Parquet snapshots in
-      <code>${dir}</code
-      >${uploadsTo.length === 0 ? ', kept locally' : html`, also uploaded to ${uploadsTo.join(', ')}`};
-      ${ctx.config.snapshots.retainDates} dates are
-      kept.${lastDir !== null && lastDir !== dir ? html` The latest snapshot run wrote to <code>${lastDir}</code>.` : ''}
+      <code>${dir}</code>${
+        uploadsTo.length === 0
+          ? ', kept locally'
+          : html`; <code>snapshots.to</code> also sends them to ${uploadsTo.join(', ')}`
+      };
+      ${
+        ctx.config.snapshots.retainDates === 0
+          ? 'every date is kept'
+          : `the newest ${ctx.config.snapshots.retainDates} dates are kept`
+      }.${lastDir !== null && lastDir !== dir ? html` The latest snapshot run wrote to <code>${lastDir}</code>.` : ''}
     </p>
     ${
       dates.length === 0
