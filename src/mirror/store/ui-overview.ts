@@ -107,12 +107,3 @@ export function freshnessHistogram(mirror: Mirror, nowMs: number): FreshnessBuck
   buckets.push({ label: 'never', fromDays: null, toDays: null, domains: never.n });
   return buckets;
 }
-
-/** Names of the tables present in the mirror (a table a later migration adds may be missing). */
-export function mirrorTableNames(mirror: Mirror): Set<string> {
-  const rows = cachedStatement(
-    mirror,
-    `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
-  ).all() as Array<{ name: string }>;
-  return new Set(rows.map((r) => r.name));
-}

@@ -14,7 +14,11 @@ import type { Page } from '../layout.js';
 import { parseParams } from '../params.js';
 import { statsSummary } from './runs.js';
 
-/** Pipelines whose runs deliver the mirror somewhere; their latest runs are listed. */
+/**
+ * Pipelines whose runs deliver the mirror somewhere; their latest runs are listed with their
+ * stats, which is where `publish` and an upload report what they sent. A delivery that keeps its
+ * own state table gets a read function in `src/mirror/store/ui-*.ts` and a section below.
+ */
 export const DELIVERY_PIPELINES: readonly string[] = ['snapshot', 'publish'];
 const DELIVERY_RUNS = 10;
 
