@@ -50,6 +50,8 @@ export interface UiFixture {
   licenceNumber: string;
   /** A domain the quirky catalogue names with non-ASCII letters (its URL is percent-encoded). */
   unicodeDomain: string | undefined;
+  /** Runs a command in-process against the fixture's simulator and mirror; throws unless it exits 0. */
+  cli(argv: string[]): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -188,6 +190,7 @@ export async function buildUiFixture(options: { domains?: number } = {}): Promis
       licenceDomain,
       licenceNumber: licence.license_number,
       unicodeDomain: all.find((d) => /[^\p{ASCII}]/u.test(d)),
+      cli: (argv) => cli(argv, dir, env),
       async close() {
         await sim.close();
         await rm(dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
+import { releaseLock } from '../../../src/mirror/store/locks.js';
 import { startUiServer } from '../../../src/ui/index.js';
 import type { RunningUi } from '../../../src/ui/index.js';
 import { queryMirror } from '../../helpers/mirror.js';
@@ -248,5 +249,51 @@ describe('content', () => {
     expect(snapshots.body).toContain('postgres://db.example.internal:5432/catalogue');
     expect(snapshots.body).not.toContain('analyst@');
     expect(snapshots.body).toContain('s3://example-bucket/domain-sync');
+  });
+});
+
+describe('change counts', () => {
+  it('counts changes committed after the start a bounded number per request, and says so meanwhile', async () => {
+    const reader = await openMirror(fx.mirrorPath, { readonly: true });
+    const slow = await startUiServer({ mirror: reader, config: fx.config, maxChangeRowsPerRequest: 1 });
+    try {
+      const total = () =>
+        Number(/([\d\u2009]+) changes of any kind/.exec(body)?.[1]?.replaceAll('\u2009', ''));
+      let body = (await httpRequest(slow.origin, '/changes')).body;
+      const before = total();
+      expect(body).not.toContain('still counting');
+      const domains = fx.sim.control.truth
+        .listDomains()
+        .filter((d) => (fx.sim.control.truth.profile(d)?.licenses.length ?? 0) > 0)
+        .slice(10, 12);
+      for (const d of domains) {
+        const licence = fx.sim.control.truth.profile(d)!.licenses[0]!;
+        fx.sim.control.mutate.setLicenceStatus(
+          d,
+          licence.license_number,
+          licence.status === 'revoked' ? 'active' : 'revoked',
+        );
+      }
+      // The fixture holds the mirror lock (for the Overview's lock table); a sync needs it.
+      const writer = await openMirror(fx.mirrorPath);
+      releaseLock(writer, { name: 'mirror', token: LOCK_TOKEN });
+      await writer.close();
+      await fx.cli(['sync']);
+      const added = queryMirror<{ n: number }>(
+        fx.mirrorPath,
+        'SELECT count(*) AS n FROM change_log WHERE id > (SELECT max(id) FROM change_log) - 100 AND at >= ?',
+        new Date(Date.now() - 60_000).toISOString(),
+      )[0]!.n;
+      expect(added).toBeGreaterThanOrEqual(2);
+      body = (await httpRequest(slow.origin, '/changes')).body;
+      expect(body).toContain('still counting');
+      for (let i = 0; i < 200 && body.includes('still counting'); i++)
+        body = (await httpRequest(slow.origin, '/changes')).body;
+      expect(body).not.toContain('still counting');
+      expect(total()).toBeGreaterThanOrEqual(before + 2);
+    } finally {
+      await slow.close();
+      await reader.close();
+    }
   });
 });
