@@ -162,6 +162,9 @@ async function main(): Promise<number> {
     `duckdb:  SELECT jurisdiction, count(*) FROM read_parquet('${relative(root, join(demoDir, 'snapshots'))}/licenses/*/*.parquet', hive_partitioning = true) GROUP BY 1;`,
   );
   say('schema:  docs/schema.md');
+  say(
+    `\nTry the dashboard of this mirror (read-only, no API key; Ctrl-C stops it):\n  npx domain-sync --config ${relative(root, configPath)} ui\n  then open http://127.0.0.1:8788/ (docs/ui.md)`,
+  );
   return failures === 0 ? 0 : 1;
 }
 

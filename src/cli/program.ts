@@ -250,6 +250,18 @@ export function declareCommands(program: Command, register: RegisterCommand): vo
       ),
     async () => (await import('./commands/simulate.js')).simulateCommand as Action,
   );
+  register(
+    program
+      .command('ui')
+      .description('serve a read-only dashboard of the mirror in the browser (needs no API key)')
+      .option('--port <n>', 'port to listen on (0 = any free port)', nonNegativeInt('--port'), 8788)
+      .option(
+        '--host <host>',
+        'address to listen on (anything but loopback is reachable from other machines)',
+        '127.0.0.1',
+      ),
+    async () => (await import('./commands/ui.js')).uiCommand as Action,
+  );
 }
 
 /**

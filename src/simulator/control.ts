@@ -169,6 +169,11 @@ export function createControl(service: SimService): SimulatorControl {
           ],
         }));
       },
+      setCompanyName(domain, companyName) {
+        if (typeof companyName !== 'string' || companyName === '')
+          throw new ControlError(400, 'companyName must be a non-empty string');
+        changeAndTouch(domain, (prof) => ({ ...prof, company_name: companyName }));
+      },
       addDomain(opts = {}) {
         const at = service.tick();
         try {
@@ -298,6 +303,8 @@ function mutate(control: SimulatorControl, b: Record<string, unknown>): unknown 
         s('domain'),
         b.pm as { normalized_name: string; category: string; confidence?: string },
       );
+    case 'setCompanyName':
+      return control.mutate.setCompanyName(s('domain'), s('companyName'));
     case 'addDomain':
       return control.mutate.addDomain({
         position: b.position as 'start' | 'end' | undefined,

@@ -353,6 +353,8 @@ export interface SimulatorControl {
       pm: { normalized_name: string; category: string; confidence?: string },
     ): void;
     removeLicence(domain: string, licenseNumber: string): void;
+    /** Sets the company name the listing and the profile show (any text, markup included). */
+    setCompanyName(domain: string, companyName: string): void;
     /** Adds a domain and returns its `domain_normalized`; 'start' lists it before every other. */
     addDomain(opts?: { position?: 'start' | 'end'; domain?: string }): string;
     removeDomain(domain: string): void;
