@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- NAME...]`: runs the benchmarks (all by default: client, sync, export,
- * enrich, snapshot), writes each result to bench/results/<name>.json and rewrites
+ * enrich, snapshot, publish), writes each result to bench/results/<name>.json and rewrites
  * docs/benchmarks.md from every result present. Every figure is a ratio against a baseline
  * measured in the same run, because these machines are shared and noisy.
  */
@@ -234,7 +234,7 @@ async function optionalBench(name: string, file: string, fn: string): Promise<Be
 
 async function main(): Promise<void> {
   const requested = process.argv.slice(2);
-  const all = ['client', 'sync', 'export', 'enrich', 'snapshot'];
+  const all = ['client', 'sync', 'export', 'enrich', 'snapshot', 'publish'];
   const names = requested.length > 0 ? requested : all;
   await mkdir(resultsDir, { recursive: true });
   const machine = {
@@ -249,7 +249,9 @@ async function main(): Promise<void> {
         ? await optionalBench('export', 'export', 'runExportBench')
         : name === 'enrich'
           ? await optionalBench('enrich', 'enrich', 'runEnrichBench')
-          : await BENCHES[name]?.();
+          : name === 'publish'
+            ? await optionalBench('publish', 'publish', 'runPublishBench')
+            : await BENCHES[name]?.();
     if (!load) {
       console.error(`unknown or unavailable benchmark "${name}" (known: ${all.join(', ')})`);
       process.exitCode = 2;
@@ -311,7 +313,7 @@ export async function writeReport(): Promise<void> {
   const summaryAt = lines.length;
   const missed: string[] = [];
   const current = new Map<string, BenchRecord>();
-  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot']) {
+  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot', 'publish']) {
     const record = readRecord(join(resultsDir, `${name}.json`));
     if (!record) {
       lines.push(`## ${name}`, '', 'Not measured yet.', '');

@@ -10,7 +10,7 @@ const duration = z.string().min(1);
 export const CATCH_UP_POLICIES = ['none', 'once'] as const;
 
 /** The steps a named pipeline can run (`pipelines.NAME.steps`, docs/contract.md "Config file"). */
-export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot'] as const;
+export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot', 'publish'] as const;
 
 const stepObject = z.strictObject({
   type: z.enum(STEP_TYPES),
@@ -74,10 +74,16 @@ export const configFileSchema = z.strictObject({
     .optional(),
   lock: z.strictObject({ lease: duration.optional(), wait: duration.optional() }).optional(),
   credits: z
-    .strictObject({ maxPerDay: nonNegativeInt.nullable().optional(), maxPerMonth: nonNegativeInt.nullable().optional() })
+    .strictObject({
+      maxPerDay: nonNegativeInt.nullable().optional(),
+      maxPerMonth: nonNegativeInt.nullable().optional(),
+    })
     .optional(),
   destinations: z
-    .record(z.string().regex(DESTINATION_NAME, 'destination names use letters, digits, - and _'), destinationSchema)
+    .record(
+      z.string().regex(DESTINATION_NAME, 'destination names use letters, digits, - and _'),
+      destinationSchema,
+    )
     .optional(),
   pipelines: z
     .record(

@@ -1,6 +1,7 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainSummaryInput } from '../inputs.js';
+import { nextChangeSeq } from './change-seq.js';
 import { keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
 
 /*
@@ -42,9 +43,10 @@ interface SummaryStateRow {
 
 const UPSERT_SUMMARY = `
   INSERT INTO domains (domain_normalized, company_name, listing_last_enriched_at, last_listed_at,
-                       first_synced_at, last_synced_at)
-  VALUES (?, ?, ?, ?, ?, ?)
+                       first_synced_at, last_synced_at, change_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (domain_normalized) DO UPDATE SET
+    change_seq = excluded.change_seq,
     company_name = excluded.company_name,
     listing_last_enriched_at = excluded.listing_last_enriched_at,
     last_synced_at = CASE
@@ -99,6 +101,7 @@ export function upsertDomainSummaries(
   const read = cachedStatement(mirror, SELECT_SUMMARY_STATE);
   const upsert = cachedStatement(mirror, UPSERT_SUMMARY);
   inTransaction(mirror, () => {
+    const changeSeq = nextChangeSeq(mirror);
     const existing = new Map<string, SummaryStateRow>();
     for (const row of read.all(JSON.stringify(rows.map((r) => r.domain_normalized))) as SummaryStateRow[]) {
       existing.set(row.domain_normalized, row);
@@ -120,6 +123,7 @@ export function upsertDomainSummaries(
         listedAt,
         listedAt,
         listedAt,
+        changeSeq,
       );
     }
   });
@@ -212,8 +216,8 @@ export function markUnlisted(
     if (listed.n === 0) return { marked: 0, skipped: 'empty_listing' as const };
     const { changes } = cachedStatement(
       mirror,
-      'UPDATE domains SET unlisted_at = ? WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
-    ).run(listedAt, runStartedAt);
+      'UPDATE domains SET unlisted_at = ?, change_seq = ? WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
+    ).run(listedAt, nextChangeSeq(mirror), runStartedAt);
     return { marked: changes };
   });
 }
