@@ -311,7 +311,13 @@ async function publishTable(
     createdNow ||
     (afterSeq < 0 &&
       (await session.query(`SELECT NOT EXISTS (SELECT 1 FROM ${target}) AS empty`)).rows[0]?.empty === true);
-  const chunks = copyChunks(reader.rows(table, afterSeq), shape.columns, (n) => options.onRows?.(table, n));
+  // The SQLite iterator is opened when COPY starts pulling, not before: a statement that fails
+  // first (a lock timeout) must not leave it open on the reader.
+  const chunks = copyChunks(
+    () => reader.rows(table, afterSeq),
+    shape.columns,
+    (n) => options.onRows?.(table, n),
+  );
   if (empty) {
     const rows = await session.copyIn(`COPY ${target} (${columnList}) FROM STDIN`, chunks, options.signal);
     return { rows, mode, written: rows };
@@ -332,11 +338,12 @@ async function publishTable(
 
 /** The rows as COPY text in chunks of about {@link CHUNK_CHARS}, reporting progress per chunk. */
 function* copyChunks(
-  rows: IterableIterator<unknown[]>,
+  openRows: () => IterableIterator<unknown[]>,
   columns: readonly PublishColumn[],
   onRows: (n: number) => void,
 ): Generator<string, void, undefined> {
   const types = columns.map((c) => c.type);
+  const rows = openRows();
   let chunk = '';
   let pending = 0;
   try {

@@ -134,7 +134,11 @@ export function openPublishReader(mirror: Mirror): PublishReader {
       },
       close() {
         if (!db.open) return;
-        if (db.inTransaction) db.exec('COMMIT');
+        try {
+          if (db.inTransaction) db.exec('COMMIT');
+        } catch {
+          // Only read, so nothing to keep: closing ends the snapshot whatever is still open.
+        }
         db.close();
       },
     };

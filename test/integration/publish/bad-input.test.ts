@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -135,6 +135,8 @@ describe('publish: bad input', () => {
     const withFile = await ws.cli(['publish'], { PGPASSWORD: undefined, PGPASSFILE: passfile });
     expect(withFile.code, describeRun(withFile)).toBe(0);
     expect(withFile.stdout + withFile.stderr).not.toContain(pg.password);
+    // The password file is the one place the password belongs: not for the suite-wide scan.
+    await rm(passfile);
   });
 
   it('a url that carries a password is refused before anything runs: exit 2 naming the key', async () => {
@@ -171,11 +173,12 @@ describe('publish: bad input', () => {
     expect((await ws.cli(['sync'])).code).toBe(0);
     const before = await readDestination(pg, ws);
     const marks = await pg.query(`SELECT * FROM "${ws.schema}"._domain_sync_publish ORDER BY table_name`);
-    // A reader holding the table: the publish's statements on it wait, then time out.
+    // A lock that lets readers in but holds writers: the publish's merge into the table waits,
+    // then times out.
     const blocker = await pg.client();
     try {
       await blocker.query('BEGIN');
-      await blocker.query(`LOCK TABLE "${ws.schema}".licenses IN ACCESS EXCLUSIVE MODE`);
+      await blocker.query(`LOCK TABLE "${ws.schema}".licenses IN SHARE MODE`);
       const run = await ws.cli(['publish']);
       expect(run.code, describeRun(run)).toBe(1);
       const d = destinationSummary(run);
@@ -207,17 +210,21 @@ describe('publish: bad input', () => {
     let released = false;
     try {
       await blocker.query('BEGIN');
-      await blocker.query(`LOCK TABLE "${ws.schema}".domains IN ACCESS EXCLUSIVE MODE`);
+      await blocker.query(`LOCK TABLE "${ws.schema}".domains IN SHARE MODE`);
       const child = startCli(['--config', ws.configPath, '--json', 'publish'], {
         cwd: ws.dir,
         env: ws.env,
         isolatedEnv: true,
       });
-      const pid = await waitForWaitingPublisher();
-      // The publisher has sent rows in its transaction by now (the licences come after domains,
-      // but its temp table and COPY of domains wait on our lock): drop its connection.
+      const pid = await waitForWaitingPublisher().catch((e: unknown) => {
+        throw new Error(`${String(e)}; publisher stderr: ${child.stderr().slice(-3000)}`);
+      });
+      // The publisher has sent the changed domains into its temporary table and waits to merge
+      // them into the table we hold: drop its connection, mid-publish.
       await pg.query('SELECT pg_terminate_backend($1)', [pid]);
-      await waitForWaitingPublisher(pid);
+      await waitForWaitingPublisher(pid).catch((e: unknown) => {
+        throw new Error(`${String(e)}; publisher stderr: ${child.stderr().slice(-3000)}`);
+      });
       // Its first attempt left nothing: the destination is as before.
       expect(await readDestination(pg, ws)).toEqual(before);
       await blocker.query('ROLLBACK');
@@ -243,7 +250,7 @@ describe('publish: bad input', () => {
     onTestFinished(() => mirror.close());
     const blocker = await pg.client();
     await blocker.query('BEGIN');
-    await blocker.query(`LOCK TABLE "${ws.schema}".domains IN ACCESS EXCLUSIVE MODE`);
+    await blocker.query(`LOCK TABLE "${ws.schema}".domains IN SHARE MODE`);
     let stop = false;
     // Every attempt is dropped as soon as it waits on the table.
     const killer = (async () => {
