@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { describeRun, summaryOf } from '../../helpers/cli.js';
+import { describeRun, runCli, summaryOf } from '../../helpers/cli.js';
 import { startTestPostgres, type TestPostgres } from '../../helpers/postgres.js';
 import {
   expectDestinationEqualsMirror,
@@ -85,18 +86,50 @@ const FULL: CrashScenario = {
   verify: ({ trial, baseline, final, where }) => verify(trial, baseline, final, where),
 };
 
-/** An incremental publish: published once, then 1 % of the domains changed and synced. */
+/** The mirror before the 1 % change, saved by INCREMENTAL's prepare (one self-contained file). */
+let preChangeMirror: string | undefined;
+
+/**
+ * An incremental publish: the destination has the mirror as it was before 1 % of the domains
+ * changed (published from a copy of it), and the mirror has the change synced. Every workspace
+ * starts from the same two files, so trial and fault-free run publish the same rows.
+ */
 const INCREMENTAL: CrashScenario = {
   ...FULL,
   pipeline: 'publish (incremental)',
-  setUp: async (ws) => {
-    await useOwnSchema(ws);
-    const first = await runPipelineChild({ ...FULL, args: ['publish'] }, ws);
-    if (first.code !== 0) throw new Error(`first publish failed: ${describeRun(first)}`);
+  prepare: async (ws) => {
+    const synced = await runPipelineChild({ ...FULL, args: ['sync'] }, ws);
+    if (synced.code !== 0) throw new Error(`template sync failed: ${describeRun(synced)}`);
+    preChangeMirror = join(ws.dir, 'pre-change.sqlite');
+    const db = new Database(ws.dbPath);
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      db.close();
+    }
+    await copyFile(ws.dbPath, preChangeMirror);
     const all = ws.sim.control.truth.listDomains();
     for (let i = 0; i < all.length; i += 100) ws.sim.control.mutate.reenrich(all[i]!);
-    const synced = await runPipelineChild({ ...FULL, args: ['sync'] }, ws);
-    if (synced.code !== 0) throw new Error(`sync after the changes failed: ${describeRun(synced)}`);
+    const again = await runPipelineChild({ ...FULL, args: ['sync'] }, ws);
+    if (again.code !== 0) throw new Error(`sync after the changes failed: ${describeRun(again)}`);
+  },
+  setUp: async (ws) => {
+    await useOwnSchema(ws);
+    // The template's own workspace is set up before `prepare` made the file: nothing to publish.
+    if (preChangeMirror === undefined) return;
+    const pre = join(ws.dir, 'pre-change.sqlite');
+    await copyFile(preChangeMirror, pre);
+    const config = JSON.parse(await readFile(ws.configPath, 'utf8')) as { database: { path: string } };
+    config.database.path = pre;
+    const preConfig = join(ws.dir, 'pre-change.json');
+    await writeFile(preConfig, JSON.stringify(config));
+    const first = await runCli(['--config', preConfig, '--json', 'publish'], {
+      cwd: ws.dir,
+      env: ws.env,
+      isolatedEnv: true,
+    });
+    if (first.code !== 0)
+      throw new Error(`publish of the mirror before the change failed: ${describeRun(first)}`);
   },
 };
 

@@ -90,7 +90,8 @@ export interface CrashScenario {
   prepare?: (ws: Workspace) => Promise<void>;
   /**
    * Runs in every workspace once it is ready (its config written, the template mirror copied),
-   * before any command: e.g. points the config at a destination of the workspace's own.
+   * before any command, the template's own workspace (before `prepare`) included: e.g. points
+   * the config at a destination of the workspace's own.
    */
   setUp?: (ws: Workspace) => Promise<void>;
   /** True when the product documents that only a later run converges (enrich's open intents). */
