@@ -19,3 +19,26 @@ export function nextChangeSeq(mirror: Mirror): number {
   ).get() as { value: number };
   return row.value;
 }
+
+/**
+ * The value {@link nextChangeSeq} would return, without taking it: for a writer that learns only
+ * from its statements whether it changed a row. Stamp the rows with it, then call
+ * {@link takeChangeSeq} if anything changed, in the same transaction.
+ */
+export function peekNextChangeSeq(mirror: Mirror): number {
+  const row = cachedStatement(
+    mirror,
+    'SELECT value + 1 AS next FROM mirror_change_seq WHERE id = 1',
+  ).get() as {
+    next: number;
+  };
+  return row.next;
+}
+
+/** Takes `value` from {@link peekNextChangeSeq} (the counter moves to it; never backwards). */
+export function takeChangeSeq(mirror: Mirror, value: number): void {
+  cachedStatement(mirror, 'UPDATE mirror_change_seq SET value = ? WHERE id = 1 AND value < ?').run(
+    value,
+    value,
+  );
+}

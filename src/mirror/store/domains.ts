@@ -29,7 +29,7 @@ export interface UpsertSummariesResult {
 
 const SELECT_SUMMARY_STATE = `
   SELECT domain_normalized, company_name, listing_last_enriched_at, unlisted_at,
-         last_enriched_at, profile_synced_at
+         last_enriched_at, profile_synced_at, last_listed_at
   FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
 
 interface SummaryStateRow {
@@ -39,6 +39,7 @@ interface SummaryStateRow {
   unlisted_at: string | null;
   last_enriched_at: string | null;
   profile_synced_at: string | null;
+  last_listed_at: string | null;
 }
 
 const UPSERT_SUMMARY = `
@@ -101,11 +102,22 @@ export function upsertDomainSummaries(
   const read = cachedStatement(mirror, SELECT_SUMMARY_STATE);
   const upsert = cachedStatement(mirror, UPSERT_SUMMARY);
   inTransaction(mirror, () => {
-    const changeSeq = nextChangeSeq(mirror);
     const existing = new Map<string, SummaryStateRow>();
     for (const row of read.all(JSON.stringify(rows.map((r) => r.domain_normalized))) as SummaryStateRow[]) {
       existing.set(row.domain_normalized, row);
     }
+    // A change sequence value (migration 0004) only when the upsert's guard will let a row through.
+    const writes = rows.some((row) => {
+      const old = existing.get(row.domain_normalized);
+      return (
+        old === undefined ||
+        old.company_name !== row.company_name ||
+        old.listing_last_enriched_at !== row.listing_last_enriched_at ||
+        old.unlisted_at !== null ||
+        old.last_listed_at !== listedAt
+      );
+    });
+    const changeSeq = writes ? nextChangeSeq(mirror) : 0;
     for (const row of rows) {
       const old = existing.get(row.domain_normalized);
       if (old === undefined) result.inserted++;
@@ -214,6 +226,11 @@ export function markUnlisted(
       runStartedAt,
     ) as { n: number };
     if (listed.n === 0) return { marked: 0, skipped: 'empty_listing' as const };
+    const unlisted = cachedStatement(
+      mirror,
+      'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
+    ).get(runStartedAt) as { n: number };
+    if (unlisted.n === 0) return { marked: 0 };
     const { changes } = cachedStatement(
       mirror,
       'UPDATE domains SET unlisted_at = ?, change_seq = ? WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',

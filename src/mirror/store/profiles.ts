@@ -248,10 +248,6 @@ export function upsertProfiles(
   const upsertDomain = cachedStatement(mirror, UPSERT_PROFILE);
   const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
   const { licences, paymentMethods } = inTransaction(mirror, () => {
-    // One change sequence value for every row this transaction writes (migration 0004).
-    const changeSeq = nextChangeSeq(mirror);
-    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
-    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
     const storedHash = new Map<string, string | null>();
     for (const row of readDomains.all(JSON.stringify(all.map((p) => p.key))) as Array<{
       domain_normalized: string;
@@ -269,6 +265,11 @@ export function upsertProfiles(
       .filter((p) => storedHash.get(p.key) !== p.hash)
       .map((p) => profileRows(p.input, p.index, syncedAt, p.hash, p.json));
     result.domains.unchanged = all.length - changed.length;
+    // One change sequence value for every row this transaction writes (migration 0004); none is
+    // taken when nothing will be written, so an unchanged batch changes no row at all.
+    const changeSeq = changed.length > 0 ? nextChangeSeq(mirror) : 0;
+    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
+    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
     const storedLicences = licences.readStored(changed.filter((p) => p.licences !== null).map((p) => p.key));
     const storedPayments = paymentMethods.readStored(
       changed.filter((p) => p.paymentMethods !== null).map((p) => p.key),

@@ -57,9 +57,7 @@ function describe(db: Database.Database, table: PublishTable): PublishColumn[] {
   const info = db
     .prepare(`SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid`)
     .all(table) as Array<{ name: string; type: string; pk: number }>;
-  return info
-    .filter((c) => c.name !== 'change_seq')
-    .map((c) => ({ name: c.name, type: logicalType(c.name, c.type), pk: c.pk }));
+  return info.map((c) => ({ name: c.name, type: logicalType(c.name, c.type), pk: c.pk }));
 }
 
 /** The mirror's change counter and identity, as of a read snapshot. */
@@ -76,7 +74,7 @@ export interface ChangeState {
  */
 export interface PublishReader {
   readonly state: ChangeState;
-  /** The table's columns in table order (change_seq left out), with their logical types. */
+  /** The table's columns in table order, with their logical types. */
   columns(table: PublishTable): PublishColumn[];
   /** How many rows of `table` changed after `afterSeq` (-1: every row). */
   countChanged(table: PublishTable, afterSeq: number): number;

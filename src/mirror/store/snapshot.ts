@@ -68,14 +68,11 @@ export function describeTable(mirror: Mirror, table: SnapshotTable): ColumnDescr
     mirror,
     `SELECT name, type, "notnull" AS not_null, pk FROM pragma_table_info(?) ORDER BY cid`,
   ).all(table) as Array<{ name: string; type: string; not_null: number; pk: number }>;
-  // change_seq (migration 0004) is the mirror's own bookkeeping for `publish`, not data.
-  return info
-    .filter((c) => c.name !== 'change_seq')
-    .map((c) => ({
-      name: c.name,
-      type: logicalType(c.name, c.type),
-      nullable: c.not_null === 0 && c.pk === 0,
-    }));
+  return info.map((c) => ({
+    name: c.name,
+    type: logicalType(c.name, c.type),
+    nullable: c.not_null === 0 && c.pk === 0,
+  }));
 }
 
 /** Rows in a snapshot table. */

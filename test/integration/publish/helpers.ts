@@ -100,12 +100,11 @@ interface MirrorColumn {
   pk: number;
 }
 
-/** The mirror's columns of `table` (change_seq, the mirror's own bookkeeping, left out). */
+/** The mirror's columns of `table`. */
 export function mirrorColumns(dbPath: string, table: string): MirrorColumn[] {
-  return readMirror(dbPath, (db) =>
-    (
-      db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid').all(table) as MirrorColumn[]
-    ).filter((c) => c.name !== 'change_seq'),
+  return readMirror(
+    dbPath,
+    (db) => db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid').all(table) as MirrorColumn[],
   );
 }
 
