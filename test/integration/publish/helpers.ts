@@ -104,7 +104,8 @@ interface MirrorColumn {
 export function mirrorColumns(dbPath: string, table: string): MirrorColumn[] {
   return readMirror(
     dbPath,
-    (db) => db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid').all(table) as MirrorColumn[],
+    (db) =>
+      db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid').all(table) as MirrorColumn[],
   );
 }
 
