@@ -228,8 +228,13 @@ async function optionalBench(name: string, file: string, fn: string): Promise<Be
   const mod = (await import(`./${file}.js`)) as Record<string, unknown>;
   const run = mod[fn] as (() => Promise<unknown>) | undefined;
   const figures = mod.benchFigures as BenchModule['figures'] | undefined;
+  const notes = mod.benchNotes as BenchModule['notes'] | undefined;
   if (!run || !figures) return undefined;
-  return { run: () => run(), figures: (r) => figures(r).map((f) => ({ ...f, bench: name })) };
+  return {
+    run: () => run(),
+    figures: (r) => figures(r).map((f) => ({ ...f, bench: name })),
+    ...(notes ? { notes } : {}),
+  };
 }
 
 async function main(): Promise<void> {

@@ -2,6 +2,7 @@ import type { PostgresDestinationConfig } from '../src/config/destinations.js';
 import {
   publishToPostgres,
   resolveConnectionSettings,
+  serverName,
   type PostgresConnectionSettings,
   type PostgresEnv,
   type TablePublishResult,
@@ -269,7 +270,7 @@ async function publishOne(
     logger.error('publish failed', { code, error: message });
     return {
       status: 'failed',
-      server: `${settings.host}:${settings.port}`,
+      server: serverName(settings),
       database: settings.database,
       schema: settings.schema,
       changeSeq: null,

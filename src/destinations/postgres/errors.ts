@@ -14,7 +14,7 @@ export type PostgresErrorCode =
   | 'ERR_DESTINATION_AUTH'
   /** An existing table cannot hold the data (named table and column); nothing was changed. */
   | 'ERR_DESTINATION_SCHEMA'
-  /** Another publisher held the schema's advisory lock for longer than we could wait. */
+  /** A lock (the schema's publish lock, or a table's) was not granted within the wait. */
   | 'ERR_DESTINATION_LOCKED'
   /** A bad `destinations.NAME.url` parameter or environment value. */
   | 'ERR_CONFIG'

@@ -148,7 +148,8 @@ function wrapError(settings: PostgresConnectionSettings, error: unknown): Postgr
     return new PostgresDestinationError(
       'ERR_DESTINATION_LOCKED',
       settings.destination,
-      `another publisher kept schema ${settings.schema} locked for longer than the wait allowed; nothing was changed`,
+      `a lock in schema ${settings.schema} was not granted in time (another publisher to the same schema, or a ` +
+        `long query on a table this publish must change); rolled back, nothing was changed`,
       { cause: error, sqlState: state },
     );
   }
