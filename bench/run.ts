@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- NAME...]`: runs the benchmarks (all by default: client, sync, export,
- * enrich, snapshot, ui), writes each result to bench/results/<name>.json and rewrites
+ * enrich, snapshot, ui, publish), writes each result to bench/results/<name>.json and rewrites
  * docs/benchmarks.md from every result present. Every figure is a ratio against a baseline
  * measured in the same run, because these machines are shared and noisy.
  */
@@ -230,12 +230,16 @@ async function optionalBench(name: string, file: string, fn: string): Promise<Be
   const figures = mod.benchFigures as BenchModule['figures'] | undefined;
   const notes = mod.benchNotes as BenchModule['notes'] | undefined;
   if (!run || !figures) return undefined;
-  return { run: () => run(), figures: (r) => figures(r).map((f) => ({ ...f, bench: name })), notes };
+  return {
+    run: () => run(),
+    figures: (r) => figures(r).map((f) => ({ ...f, bench: name })),
+    ...(notes ? { notes } : {}),
+  };
 }
 
 async function main(): Promise<void> {
   const requested = process.argv.slice(2);
-  const all = ['client', 'sync', 'export', 'enrich', 'snapshot', 'ui'];
+  const all = ['client', 'sync', 'export', 'enrich', 'snapshot', 'ui', 'publish'];
   const names = requested.length > 0 ? requested : all;
   await mkdir(resultsDir, { recursive: true });
   const machine = {
@@ -252,7 +256,9 @@ async function main(): Promise<void> {
           ? await optionalBench('enrich', 'enrich', 'runEnrichBench')
           : name === 'ui'
             ? await optionalBench('ui', 'ui', 'runUiBench')
-            : await BENCHES[name]?.();
+            : name === 'publish'
+              ? await optionalBench('publish', 'publish', 'runPublishBench')
+              : await BENCHES[name]?.();
     if (!load) {
       console.error(`unknown or unavailable benchmark "${name}" (known: ${all.join(', ')})`);
       process.exitCode = 2;
@@ -314,7 +320,7 @@ export async function writeReport(): Promise<void> {
   const summaryAt = lines.length;
   const missed: string[] = [];
   const current = new Map<string, BenchRecord>();
-  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot', 'ui']) {
+  for (const name of ['client', 'sync', 'export', 'enrich', 'snapshot', 'ui', 'publish']) {
     const record = readRecord(join(resultsDir, `${name}.json`));
     if (!record) {
       lines.push(`## ${name}`, '', 'Not measured yet.', '');

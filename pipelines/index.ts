@@ -10,6 +10,8 @@ export { enrichPipeline } from './enrich/index.js';
 export type { EnrichOptions, EnrichStats } from './enrich/index.js';
 export { snapshotPipeline } from './snapshot.js';
 export type { SnapshotOptions, SnapshotStats } from './snapshot.js';
+export { publishPipeline } from './publish.js';
+export type { DestinationPublishStats, PublishOptions, PublishStats } from './publish.js';
 export { STEP_DEFINITIONS, prepareStep } from './registry.js';
 export type { PreparedStep, StepContext, StepType } from './registry.js';
 export { prepareNamedPipeline, runNamedPipeline } from './named.js';

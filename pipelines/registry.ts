@@ -5,6 +5,7 @@ import type { RunResult } from '../src/runtime/run-result.js';
 import { DomainSyncError } from '../src/util/domain-sync-error.js';
 import { enrichPipeline, type EnrichOptions } from './enrich/index.js';
 import { exportPipeline, type ExportOptions } from './export/index.js';
+import { publishPipeline, type PublishOptions } from './publish.js';
 import { snapshotPipeline, type SnapshotOptions } from './snapshot.js';
 import {
   normaliseStepOptions,
@@ -65,6 +66,11 @@ export const STEP_DEFINITIONS: Readonly<Record<StepType, StepDefinition>> = {
     needsApi: false,
     schema: STEP_SCHEMAS.snapshot,
     run: (ctx, options) => snapshotPipeline(ctx, options as SnapshotOptions),
+  },
+  publish: {
+    needsApi: false,
+    schema: STEP_SCHEMAS.publish,
+    run: (ctx, options) => publishPipeline(ctx, options as PublishOptions),
   },
 };
 

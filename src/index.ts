@@ -21,6 +21,7 @@ export type { FaultRule, RunningSimulator, SimulatorOptions } from './simulator/
 export {
   enrichPipeline,
   exportPipeline,
+  publishPipeline,
   runNamedPipeline,
   snapshotPipeline,
   syncPipeline,
@@ -28,6 +29,8 @@ export {
 export type {
   EnrichOptions,
   ExportOptions,
+  PublishOptions,
+  PublishStats,
   SnapshotOptions,
   SyncOptions,
   SyncStats,

@@ -3,7 +3,14 @@
  * normaliser both the commands' flags and the named pipelines' steps go through in `schema.ts`,
  * the value checks in `checks.ts` and `filters.ts`.
  */
-export { ENRICH_SCHEMA, EXPORT_SCHEMA, SNAPSHOT_SCHEMA, STEP_SCHEMAS, SYNC_SCHEMA } from './steps.js';
+export {
+  ENRICH_SCHEMA,
+  EXPORT_SCHEMA,
+  PUBLISH_SCHEMA,
+  SNAPSHOT_SCHEMA,
+  STEP_SCHEMAS,
+  SYNC_SCHEMA,
+} from './steps.js';
 export { flagIssueMessage, normaliseStepOptions, stepIssueMessage, stepOptionKeys } from './schema.js';
 export type {
   FlagSyntax,

@@ -1,6 +1,7 @@
 import { PROFILE_SECTIONS } from '../../src/mirror/store/profiles.js';
 import { ENRICH_FILTERS, type EnrichOptions } from '../enrich/options.js';
 import type { ExportOptions } from '../export/types.js';
+import { resolvePublishTables, type PublishOptions } from '../publish.js';
 import { resolveSnapshotTables, type SnapshotOptions } from '../snapshot.js';
 import type { SyncOptions } from '../sync.js';
 import {
@@ -155,10 +156,39 @@ function tablesProblem(names: string[]): string | null {
   }
 }
 
+/** `publish [--to NAME]… [--tables a,b] [--full]`. */
+export const PUBLISH_SCHEMA: StepSchema<PublishOptions> = {
+  type: 'publish',
+  options: {
+    to: { flag: '--to', syntax: 'repeat', check: nameList('destination name', { atLeastOne: true }) },
+    tables: {
+      flag: '--tables',
+      syntax: 'commaList',
+      check: nameList('table name', { atLeastOne: true, validate: publishTablesProblem }),
+    },
+    full: { flag: '--full', syntax: 'value', check: booleanValue },
+  },
+  build: (v) => ({
+    ...(v.to === undefined ? {} : { to: v.to as string[] }),
+    ...(v.tables === undefined ? {} : { tables: v.tables as string[] }),
+    full: (v.full ?? false) as boolean,
+  }),
+};
+
+function publishTablesProblem(names: string[]): string | null {
+  try {
+    resolvePublishTables(names);
+    return null;
+  } catch (error) {
+    return (error as Error).message.replace(/^--tables: /, '');
+  }
+}
+
 /** The schema of each step type. */
 export const STEP_SCHEMAS: { readonly [T in StepType]: StepSchema<Record<string, unknown>> } = {
   sync: SYNC_SCHEMA as StepSchema<Record<string, unknown>>,
   export: EXPORT_SCHEMA as StepSchema<Record<string, unknown>>,
   enrich: ENRICH_SCHEMA as StepSchema<Record<string, unknown>>,
   snapshot: SNAPSHOT_SCHEMA as StepSchema<Record<string, unknown>>,
+  publish: PUBLISH_SCHEMA as StepSchema<Record<string, unknown>>,
 };

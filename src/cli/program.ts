@@ -191,6 +191,21 @@ export function declareCommands(program: Command, register: RegisterCommand): vo
   );
   register(
     program
+      .command('publish')
+      .description(
+        'copy what changed in the mirror since the last publish into PostgreSQL destinations (merged by key)',
+      )
+      .option(
+        '--to <name>',
+        'destination to publish to (repeatable; default: every postgres destination)',
+        collect,
+      )
+      .option('--tables <a,b>', 'tables to publish (default: every published table)')
+      .option('--full', 'send every row, not only those changed since the last publish'),
+    async () => (await import('./commands/publish.js')).publishCommand as Action,
+  );
+  register(
+    program
       .command('run')
       .description('run a pipeline defined in the config by name (e.g. nightly)')
       .argument('<name>', 'pipeline name')

@@ -4,7 +4,7 @@ import type { DestinationConfig } from './destinations.js';
 
 /** One step of a named pipeline, normalised. */
 export interface PipelineStepConfig {
-  type: 'sync' | 'export' | 'enrich' | 'snapshot';
+  type: 'sync' | 'export' | 'enrich' | 'snapshot' | 'publish';
   /** Step options as given in the config (validated by the step when it runs). */
   options: Readonly<Record<string, unknown>>;
   /** Keep running the next steps when this one fails. @default false */

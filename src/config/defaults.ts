@@ -57,6 +57,9 @@ export const DEFAULTS = {
       schedule: null,
       catchUp: 'none',
     },
+    // An example with a destination: not scheduled, and it needs a `destinations` entry of type
+    // postgres before `run sync-publish` can publish anything (docs/destinations.md).
+    'sync-publish': { steps: ['sync', 'snapshot', 'publish'], schedule: null, catchUp: 'none' },
   } as Record<
     string,
     { steps: unknown[]; schedule?: string | null; timezone?: string; catchUp?: 'none' | 'once' }

@@ -10,7 +10,7 @@ const duration = z.string().min(1);
 export const CATCH_UP_POLICIES = ['none', 'once'] as const;
 
 /** The steps a named pipeline can run (`pipelines.NAME.steps`, docs/contract.md "Config file"). */
-export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot'] as const;
+export const STEP_TYPES = ['sync', 'export', 'enrich', 'snapshot', 'publish'] as const;
 
 const stepObject = z.strictObject({
   type: z.enum(STEP_TYPES),

@@ -37,6 +37,8 @@ export interface DomainsTable {
   last_synced_at: IsoTimestamp;
   last_listed_at: IsoTimestamp | null;
   unlisted_at: IsoTimestamp | null;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `licenses`: one row per (domain, jurisdiction, licence number) ever seen. */
@@ -51,6 +53,8 @@ export interface LicensesTable {
   removed_at: IsoTimestamp | null;
   mirror_first_seen_at: IsoTimestamp;
   mirror_updated_at: IsoTimestamp;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `payment_methods`: one row per (domain, normalised payment method name) ever seen. */
@@ -64,6 +68,8 @@ export interface PaymentMethodsTable {
   removed_at: IsoTimestamp | null;
   mirror_first_seen_at: IsoTimestamp;
   mirror_updated_at: IsoTimestamp;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `domain_sections`: the JSON of a profile section whose fields the spec does not show. */
@@ -73,6 +79,8 @@ export interface DomainSectionsTable {
   data: JsonText | null;
   mirror_first_seen_at: IsoTimestamp;
   mirror_updated_at: IsoTimestamp;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `enrichment_runs`: one row per service enrichment run id. */
@@ -95,6 +103,8 @@ export interface EnrichmentRunsTable {
   intent_id: number | null;
   raw: JsonText | null;
   mirror_updated_at: IsoTimestamp;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `enrichment_intents`: a paid POST /enrichments recorded before it is sent. */
@@ -134,6 +144,8 @@ export interface ExportsTable {
   error: string | null;
   pipeline_run_id: number | null;
   mirror_updated_at: IsoTimestamp;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `pipeline_runs`: one row per pipeline invocation. */
@@ -147,6 +159,8 @@ export interface PipelineRunsTable {
   stats: JsonText | null;
   error: string | null;
   pid: number | null;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `sync_state`: watermark and cursor per pipeline and filter set. */
@@ -173,6 +187,8 @@ export interface CreditLedgerTable {
   estimated_credits: number | null;
   entry_key: string | null;
   note: string | null;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
 }
 
 /** `account_snapshots`: GET /account answers over time. */
@@ -198,6 +214,15 @@ export interface ChangeLogTable {
   change: string;
   old_value: string | null;
   new_value: string | null;
+  /** The change sequence value of the transaction that last changed the row (migration 0005). */
+  change_seq: Generated<number>;
+}
+
+/** `mirror_change_seq`: one row, the change counter and this mirror file's random id (migration 0005). */
+export interface MirrorChangeSeqTable {
+  id: number;
+  value: number;
+  mirror_id: string;
 }
 
 /** `v_domain_overview`: one row per domain with active jurisdictions and payment categories. */
@@ -275,6 +300,7 @@ export interface MirrorSchema {
   credit_ledger: CreditLedgerTable;
   account_snapshots: AccountSnapshotsTable;
   change_log: ChangeLogTable;
+  mirror_change_seq: MirrorChangeSeqTable;
   v_domain_overview: DomainOverviewView;
   v_licence_changes: LicenceChangesView;
   v_payment_method_changes: PaymentMethodChangesView;

@@ -15,6 +15,7 @@ import { listSnapshotDates, readSnapshotManifest } from '../../warehouse/index.j
 import type { SnapshotManifest } from '../../warehouse/index.js';
 import { formatDuration } from '../../util/duration.js';
 import type { CommandContext, CommandResult } from '../context.js';
+import { destinationLines, destinationsStatus } from './status-destinations.js';
 import { EXIT } from '../exit-codes.js';
 
 /** The latest snapshot of one table, as `status` reports it. */
@@ -71,6 +72,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     // The token is the holder's secret for renewing; status has no use for it.
     const locks = listLocks(mirror, now).map(({ token: _token, ...lock }) => lock);
     const snapshots = await snapshotsStatus(ctx.config.snapshots.dir, lastSnapshotRunDir(mirror));
+    const destinations = destinationsStatus(mirror, ctx.config);
     const snapshotTables = Object.entries(snapshots.tables);
     const width = Math.max(0, ...snapshotTables.map(([table]) => table.length));
     const human = [
@@ -105,6 +107,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
           `  ${table.padEnd(width)}  ${t.snapshotDate}  ${t.rows === null ? '? (no manifest entry)' : `${t.rows} rows`}`,
       ),
       ...(snapshots.lastRunDir ? [`  the latest snapshot run wrote to ${snapshots.lastRunDir}`] : []),
+      ...destinationLines(destinations, now),
       ...(locks.length === 0
         ? ['locks              none (no pipeline is writing the mirror)']
         : [
@@ -146,6 +149,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
         account,
         exportsInProgress: exports,
         snapshots,
+        destinations,
       },
       human,
     };

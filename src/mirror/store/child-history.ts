@@ -105,8 +105,8 @@ function sameColumns<Row>(columns: readonly (keyof Row & string)[], a: Row, b: R
 }
 
 const INSERT_CHANGE = `
-  INSERT INTO change_log (at, table_name, domain_normalized, item_key, change, old_value, new_value)
-  VALUES (?, ?, ?, ?, ?, ?, ?)`;
+  INSERT INTO change_log (at, table_name, domain_normalized, item_key, change, old_value, new_value, change_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The SQL of one child table, made from its columns (every table has the same bookkeeping columns). */
 function childSql(table: KeyedChildTable<unknown>): { select: string; upsert: string; remove: string } {
@@ -117,16 +117,17 @@ function childSql(table: KeyedChildTable<unknown>): { select: string; upsert: st
   SELECT domain_normalized, ${columns.join(', ')}, removed_at
   FROM ${table.table} WHERE domain_normalized IN (SELECT value FROM json_each(?))`,
     upsert: `
-  INSERT INTO ${table.table} (domain_normalized, ${columns.join(', ')}, removed_at, mirror_first_seen_at, mirror_updated_at)
-  VALUES (?, ${columns.map(() => '?').join(', ')}, NULL, ?, ?)
+  INSERT INTO ${table.table} (domain_normalized, ${columns.join(', ')}, removed_at, mirror_first_seen_at, mirror_updated_at, change_seq)
+  VALUES (?, ${columns.map(() => '?').join(', ')}, NULL, ?, ?, ?)
   ON CONFLICT (domain_normalized, ${keys.join(', ')}) DO UPDATE SET
     ${compared.map((c) => `${c} = excluded.${c},`).join('\n    ')}
     removed_at = NULL,
-    mirror_updated_at = excluded.mirror_updated_at
+    mirror_updated_at = excluded.mirror_updated_at,
+    change_seq = excluded.change_seq
   WHERE ${compared.map((c) => `${c} IS NOT excluded.${c}`).join('\n     OR ')}
      OR removed_at IS NOT NULL`,
     remove: `
-  UPDATE ${table.table} SET removed_at = ?, mirror_updated_at = ?
+  UPDATE ${table.table} SET removed_at = ?, mirror_updated_at = ?, change_seq = ?
   WHERE domain_normalized = ? AND ${keys.map((c) => `${c} = ?`).join(' AND ')} AND removed_at IS NULL`,
   };
 }
@@ -134,14 +135,16 @@ function childSql(table: KeyedChildTable<unknown>): { select: string; upsert: st
 const sqlByTable = new WeakMap<KeyedChildTable<unknown>, ReturnType<typeof childSql>>();
 
 /**
- * The diff of `table` on `mirror`, writing at `at` (our bookkeeping time). Statements are
- * prepared once per mirror; call this once per transaction and {@link KeyedChildWriter.apply}
- * once per profile that has the section.
+ * The diff of `table` on `mirror`, writing at `at` (our bookkeeping time) and stamping every row
+ * it writes, `change_log` rows included, with `changeSeq` (`nextChangeSeq` of the transaction).
+ * Statements are prepared once per mirror; call this once per transaction and
+ * {@link KeyedChildWriter.apply} once per profile that has the section.
  */
 export function keyedChildWriter<Row>(
   mirror: Mirror,
   table: KeyedChildTable<Row>,
   at: string,
+  changeSeq: number,
 ): KeyedChildWriter<Row> {
   const generic = table as KeyedChildTable<unknown>;
   let sql = sqlByTable.get(generic);
@@ -159,7 +162,7 @@ export function keyedChildWriter<Row>(
     before: string | null,
     after: string | null,
   ): void => {
-    logChange.run(at, table.table, domain, table.itemKey(row), change, before, after);
+    logChange.run(at, table.table, domain, table.itemKey(row), change, before, after, changeSeq);
   };
 
   return {
@@ -194,14 +197,14 @@ export function keyedChildWriter<Row>(
         }
         const params: unknown[] = [domain];
         for (const c of columns) params.push((row as ChildColumns)[c]);
-        params.push(at, at);
+        params.push(at, at, changeSeq);
         upsert.run(params);
       }
       if (stored === undefined) return;
       for (const [key, old] of stored) {
         if (old.removed_at === null && !rows.has(key)) {
           counts.removed++;
-          const params: unknown[] = [at, at, domain];
+          const params: unknown[] = [at, at, changeSeq, domain];
           for (const c of table.keyColumns) params.push((old as ChildColumns)[c]);
           remove.run(params);
           const value = table.loggedValue(old);

@@ -1,6 +1,7 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainSummaryInput } from '../inputs.js';
+import { nextChangeSeq } from './change-seq.js';
 import { keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
 
 /*
@@ -28,7 +29,7 @@ export interface UpsertSummariesResult {
 
 const SELECT_SUMMARY_STATE = `
   SELECT domain_normalized, company_name, listing_last_enriched_at, unlisted_at,
-         last_enriched_at, profile_synced_at
+         last_enriched_at, profile_synced_at, last_listed_at
   FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
 
 interface SummaryStateRow {
@@ -38,13 +39,15 @@ interface SummaryStateRow {
   unlisted_at: string | null;
   last_enriched_at: string | null;
   profile_synced_at: string | null;
+  last_listed_at: string | null;
 }
 
 const UPSERT_SUMMARY = `
   INSERT INTO domains (domain_normalized, company_name, listing_last_enriched_at, last_listed_at,
-                       first_synced_at, last_synced_at)
-  VALUES (?, ?, ?, ?, ?, ?)
+                       first_synced_at, last_synced_at, change_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (domain_normalized) DO UPDATE SET
+    change_seq = excluded.change_seq,
     company_name = excluded.company_name,
     listing_last_enriched_at = excluded.listing_last_enriched_at,
     last_synced_at = CASE
@@ -103,6 +106,18 @@ export function upsertDomainSummaries(
     for (const row of read.all(JSON.stringify(rows.map((r) => r.domain_normalized))) as SummaryStateRow[]) {
       existing.set(row.domain_normalized, row);
     }
+    // A change sequence value (migration 0005) only when the upsert's guard will let a row through.
+    const writes = rows.some((row) => {
+      const old = existing.get(row.domain_normalized);
+      return (
+        old === undefined ||
+        old.company_name !== row.company_name ||
+        old.listing_last_enriched_at !== row.listing_last_enriched_at ||
+        old.unlisted_at !== null ||
+        old.last_listed_at !== listedAt
+      );
+    });
+    const changeSeq = writes ? nextChangeSeq(mirror) : 0;
     for (const row of rows) {
       const old = existing.get(row.domain_normalized);
       if (old === undefined) result.inserted++;
@@ -120,6 +135,7 @@ export function upsertDomainSummaries(
         listedAt,
         listedAt,
         listedAt,
+        changeSeq,
       );
     }
   });
@@ -210,10 +226,15 @@ export function markUnlisted(
       runStartedAt,
     ) as { n: number };
     if (listed.n === 0) return { marked: 0, skipped: 'empty_listing' as const };
+    const unlisted = cachedStatement(
+      mirror,
+      'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
+    ).get(runStartedAt) as { n: number };
+    if (unlisted.n === 0) return { marked: 0 };
     const { changes } = cachedStatement(
       mirror,
-      'UPDATE domains SET unlisted_at = ? WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
-    ).run(listedAt, runStartedAt);
+      'UPDATE domains SET unlisted_at = ?, change_seq = ? WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
+    ).run(listedAt, nextChangeSeq(mirror), runStartedAt);
     return { marked: changes };
   });
 }

@@ -1,6 +1,7 @@
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
+import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { upsertProfiles } from './profiles.js';
 import type { UpsertProfilesResult } from './profiles.js';
 import {
@@ -62,19 +63,30 @@ export function loadExportRows(
   const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
   return inTransaction(mirror, () => {
     const profilesResult = upsertProfiles(mirror, profiles, options);
+    const changeSeq = peekNextChangeSeq(mirror);
+    let listingChanges = 0;
     // The listing columns in one guarded UPDATE per row (the row exists now): measured clearly
     // faster than upsertDomainSummaries' read-then-upsert (load rates: docs/benchmarks.md
     // "export"), and it leaves last_listed_at alone, because an export is not the GET /domains
     // listing that sync's unlisting relies on.
     for (const [companyName, lastEnrichedAt, key] of listing) {
-      setListing.run(companyName, lastEnrichedAt, syncedAt, key, companyName, lastEnrichedAt);
+      listingChanges += setListing.run(
+        companyName,
+        lastEnrichedAt,
+        syncedAt,
+        changeSeq,
+        key,
+        companyName,
+        lastEnrichedAt,
+      ).changes;
     }
+    if (listingChanges > 0) takeChangeSeq(mirror, changeSeq);
     return { rows: rows.length, profiles: profilesResult };
   });
 }
 
 const SET_LISTING_COLUMNS = `
-  UPDATE domains SET company_name = ?, listing_last_enriched_at = ?, last_synced_at = ?
+  UPDATE domains SET company_name = ?, listing_last_enriched_at = ?, last_synced_at = ?, change_seq = ?
   WHERE domain_normalized = ? AND (company_name IS NOT ? OR listing_last_enriched_at IS NOT ?)`;
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
+import { nextChangeSeq } from './change-seq.js';
 import { childRows, keyedChildWriter } from './child-history.js';
 import type { KeyedChildTable } from './child-history.js';
 import {
@@ -58,8 +59,8 @@ const UPSERT_PROFILE = `
   INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
                        operator_legal_entity_name, operator_country, brand_name, brand_slug,
                        freshness_age_seconds, served_from_cache, billable, observed_at, raw_profile,
-                       profile_hash, profile_synced_at, first_synced_at, last_synced_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (domain_normalized) DO UPDATE SET
     domain = excluded.domain,
     status = excluded.status,
@@ -76,15 +77,17 @@ const UPSERT_PROFILE = `
     raw_profile = excluded.raw_profile,
     profile_hash = excluded.profile_hash,
     profile_synced_at = excluded.profile_synced_at,
-    last_synced_at = excluded.last_synced_at
+    last_synced_at = excluded.last_synced_at,
+    change_seq = excluded.change_seq
   WHERE profile_hash IS NOT excluded.profile_hash`;
 
 const UPSERT_SECTION = `
-  INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at, mirror_updated_at)
-  VALUES (?, ?, ?, ?, ?)
+  INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at, mirror_updated_at, change_seq)
+  VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (domain_normalized, section) DO UPDATE SET
     data = excluded.data,
-    mirror_updated_at = excluded.mirror_updated_at
+    mirror_updated_at = excluded.mirror_updated_at,
+    change_seq = excluded.change_seq
   WHERE data IS NOT excluded.data`;
 
 interface LicenceRow {
@@ -244,10 +247,7 @@ export function upsertProfiles(
   const readDomains = cachedStatement(mirror, SELECT_PROFILE_STATE);
   const upsertDomain = cachedStatement(mirror, UPSERT_PROFILE);
   const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
-  const licences = keyedChildWriter(mirror, LICENCES, syncedAt);
-  const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt);
-
-  inTransaction(mirror, () => {
+  const { licences, paymentMethods } = inTransaction(mirror, () => {
     const storedHash = new Map<string, string | null>();
     for (const row of readDomains.all(JSON.stringify(all.map((p) => p.key))) as Array<{
       domain_normalized: string;
@@ -265,6 +265,11 @@ export function upsertProfiles(
       .filter((p) => storedHash.get(p.key) !== p.hash)
       .map((p) => profileRows(p.input, p.index, syncedAt, p.hash, p.json));
     result.domains.unchanged = all.length - changed.length;
+    // One change sequence value for every row this transaction writes (migration 0005); none is
+    // taken when nothing will be written, so an unchanged batch changes no row at all.
+    const changeSeq = changed.length > 0 ? nextChangeSeq(mirror) : 0;
+    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
+    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
     const storedLicences = licences.readStored(changed.filter((p) => p.licences !== null).map((p) => p.key));
     const storedPayments = paymentMethods.readStored(
       changed.filter((p) => p.paymentMethods !== null).map((p) => p.key),
@@ -274,13 +279,21 @@ export function upsertProfiles(
       // Domain first: the child tables reference it.
       if (storedHash.has(p.key)) result.domains.updated++;
       else result.domains.inserted++;
-      upsertDomain.run(...p.domain);
+      upsertDomain.run(...p.domain, changeSeq);
       if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key));
       if (p.paymentMethods !== null) paymentMethods.apply(p.key, p.paymentMethods, storedPayments.get(p.key));
       for (const s of p.sections) {
-        result.sectionsWritten += upsertSection.run(p.key, s.section, s.data, syncedAt, syncedAt).changes;
+        result.sectionsWritten += upsertSection.run(
+          p.key,
+          s.section,
+          s.data,
+          syncedAt,
+          syncedAt,
+          changeSeq,
+        ).changes;
       }
     }
+    return { licences, paymentMethods };
   });
   result.licencesAdded = licences.counts.added;
   result.licencesChanged = licences.counts.changed;

@@ -22,7 +22,7 @@ describe('domain-sync run NAME', () => {
     const summary = JSON.parse(result.stdout) as { error: { code: string; message: string } };
     expect(summary.error.code).toBe('ERR_USAGE');
     expect(summary.error.message).toBe(
-      'no pipeline named "nope" in the config; configured pipelines: hourly, nightly, weekly-reenrich',
+      'no pipeline named "nope" in the config; configured pipelines: hourly, nightly, sync-publish, weekly-reenrich',
     );
   });
 

@@ -88,6 +88,12 @@ export interface CrashScenario {
   budget: number;
   /** Builds the mirror every workspace starts from, in its own workspace (copied, not rebuilt). */
   prepare?: (ws: Workspace) => Promise<void>;
+  /**
+   * Runs in every workspace once it is ready (its config written, the template mirror copied),
+   * before any command, the template's own workspace (before `prepare`) included: e.g. points
+   * the config at a destination of the workspace's own.
+   */
+  setUp?: (ws: Workspace) => Promise<void>;
   /** True when the product documents that only a later run converges (enrich's open intents). */
   needsLaterRun?: (ws: Workspace) => boolean;
   /** Compares a recovered workspace with the fault-free one; asserts, and classifies the result. */
@@ -163,6 +169,7 @@ export async function openWorkspace(scenario: CrashScenario, templateDb?: string
     env: { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl },
   };
   if (templateDb !== undefined) await copyFile(templateDb, ws.dbPath);
+  await scenario.setUp?.(ws);
   return ws;
 }
 

@@ -8,7 +8,8 @@ import { fileBase } from './mirror-checks.js';
  *   `last_synced_at`, `profile_synced_at`, `last_listed_at`, `mirror_first_seen_at`,
  *   `mirror_updated_at`, `change_log.at`, `sync_state.updated_at`, export `requested_at`,
  *   `downloaded_at`, `loaded_at`);
- * - run ids and row ids (`pipeline_run_id`, `change_log.id`);
+ * - run ids and row ids (`pipeline_run_id`, `change_log.id`), and the mirror's change sequence
+ *   (`change_seq`: a killed run's committed transactions took values too);
  * - the service's `meta.freshness_age_seconds` (seconds since the last enrichment at the moment
  *   of the read), in its column and inside `raw_profile`;
  * - the export's `expires_at` (completion time + TTL on each simulator's clock) and the temp dir
@@ -17,7 +18,7 @@ import { fileBase } from './mirror-checks.js';
  * separately: no run left `running`, no lock left.
  */
 
-const MIRROR_TIMES = ['mirror_first_seen_at', 'mirror_updated_at'];
+const MIRROR_TIMES = ['mirror_first_seen_at', 'mirror_updated_at', 'change_seq'];
 
 function withoutFreshness(row: Record<string, unknown>): Record<string, unknown> {
   if (typeof row.raw_profile !== 'string') return row;
@@ -36,13 +37,14 @@ export const CATALOGUE_TABLES: readonly TableSpec[] = [
       'profile_synced_at',
       'last_listed_at',
       'freshness_age_seconds',
+      'change_seq',
     ],
     map: withoutFreshness,
   },
   { table: 'licenses', exclude: MIRROR_TIMES },
   { table: 'payment_methods', exclude: MIRROR_TIMES },
   { table: 'domain_sections', exclude: MIRROR_TIMES },
-  { table: 'change_log', exclude: ['id', 'at'] },
+  { table: 'change_log', exclude: ['id', 'at', 'change_seq'] },
 ];
 
 /** Watermarks and cursors (a crash must not move them past what was committed). */
@@ -62,8 +64,9 @@ export const EXPORT_TABLES: readonly TableSpec[] = [
       'loaded_at',
       'pipeline_run_id',
       'mirror_updated_at',
+      'change_seq',
     ],
     map: (row) => ({ ...row, file_path: fileBase(row.file_path) }),
   },
-  { table: 'credit_ledger', exclude: ['id', 'at', 'pipeline_run_id'] },
+  { table: 'credit_ledger', exclude: ['id', 'at', 'pipeline_run_id', 'change_seq'] },
 ];

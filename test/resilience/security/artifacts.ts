@@ -95,6 +95,8 @@ export function recordCliRun(
   if (!dir) return;
   const givenKey = env.DOMAIN_SYNC_API_KEY;
   registerKey(givenKey, 'cli-env');
+  // A PostgreSQL password given to `publish` gets the API key's protection (docs/destinations.md).
+  registerKey(env.PGPASSWORD, 'cli-env');
   const cliDir = join(dir, 'cli');
   mkdirSync(cliDir, { recursive: true });
   // A worker may evaluate this module again for its next test file: the random part keeps names

@@ -12,6 +12,19 @@ import { base64Core, keyId, keyNeedles, needlesFor, scanBuffer, scanFile, scanPa
 // The scanner must be able to fail: every case plants a key and expects it found at its offset.
 const KEY = 'client_scanTest+Key/42=~x';
 
+/** The one meta file added since `before` of the child given the key with id `givenKeyId`. */
+function ourMeta(cliDir: string, before: ReadonlySet<string>, givenKeyId: string): string {
+  const ours = readdirSync(cliDir).filter(
+    (n) =>
+      !before.has(n) &&
+      n.endsWith('.meta.json') &&
+      (JSON.parse(readFileSync(join(cliDir, n), 'utf8')) as { givenKeyId: string | null }).givenKeyId ===
+        givenKeyId,
+  );
+  expect(ours).toHaveLength(1);
+  return ours[0]!;
+}
+
 describe('key scanner', () => {
   it('finds the key raw, URL-encoded, JSON-escaped and base64 at each alignment, at the right offset', () => {
     const { needles } = needlesFor([KEY]);
@@ -109,8 +122,9 @@ describe('suite-wide recording (global setup)', () => {
       env: { DOMAIN_SYNC_API_KEY: key },
     });
     expect(run.code).toBe(0);
-    const added = readdirSync(join(dir!, 'cli')).filter((n) => !before.has(n));
-    const meta = added.find((n) => n.endsWith('.meta.json'))!;
+    // Other test files run beside this one and record their children here too: find ours by the
+    // key it was given, which no other child has.
+    const meta = ourMeta(join(dir!, 'cli'), before, keyId(key));
     expect(JSON.parse(readFileSync(join(dir!, 'cli', meta), 'utf8'))).toMatchObject({
       command: 'migrate',
       givenKeyId: keyId(key),
@@ -142,8 +156,7 @@ describe('suite-wide recording (global setup)', () => {
     await new Promise((resolve) => child.on('close', resolve));
     // The test's own consumer still gets everything.
     expect(seen).toBe('out-probe');
-    const added = readdirSync(cliDir).filter((n) => !before.has(n));
-    const base = added.find((n) => n.endsWith('.meta.json'))!.slice(0, -'.meta.json'.length);
+    const base = ourMeta(cliDir, before, keyId(key)).slice(0, -'.meta.json'.length);
     expect(readFileSync(join(cliDir, `${base}.stdout`), 'utf8')).toBe('out-probe');
     expect(readFileSync(join(cliDir, `${base}.stderr`), 'utf8')).toBe('err');
     expect(JSON.parse(readFileSync(join(cliDir, `${base}.meta.json`), 'utf8'))).toMatchObject({

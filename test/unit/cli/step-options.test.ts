@@ -4,6 +4,7 @@ import { prepareStep } from '../../../pipelines/registry.js';
 import { STEP_SCHEMAS, type StepType } from '../../../pipelines/step-options/index.js';
 import { enrichOptionsFromFlags } from '../../../src/cli/commands/enrich.js';
 import { exportOptionsFromFlags } from '../../../src/cli/commands/export.js';
+import { publishOptionsFromFlags } from '../../../src/cli/commands/publish.js';
 import { snapshotOptionsFromFlags } from '../../../src/cli/commands/snapshot.js';
 import { syncOptionsFromFlags } from '../../../src/cli/commands/sync.js';
 import { declareCommands } from '../../../src/cli/program.js';
@@ -23,6 +24,7 @@ const FROM_FLAGS: Record<StepType, (flags: Record<string, unknown>, cwd: string)
   export: exportOptionsFromFlags,
   enrich: enrichOptionsFromFlags,
   snapshot: snapshotOptionsFromFlags,
+  publish: publishOptionsFromFlags,
 };
 
 /** A program with the CLI's commands, whose actions only hand back the parsed flags. */
@@ -146,6 +148,13 @@ const ROWS: Record<StepType, Row[]> = {
     { name: 'an unknown table', argv: ['--tables', 'domains,nope'], step: { tables: ['domains', 'nope'] }, refused: /unknown table "nope"; valid tables are/ },
     { name: 'no table', argv: ['--tables', ','], step: { tables: [] }, refused: /at least one table name/ },
     { name: 'an empty --out', argv: ['--out', ''], step: { out: '' }, refused: /non-empty path/ },
+  ],
+  publish: [
+    { name: 'no flags: every postgres destination, every table', argv: [], step: {}, options: { full: false } },
+    { name: '--to, --tables and --full', argv: ['--to', 'wh', '--to', ' bi ', '--tables', 'domains, change_log', '--full'], step: { to: ['wh', ' bi '], tables: ['domains', ' change_log'], full: true }, options: { to: ['wh', 'bi'], tables: ['domains', 'change_log'], full: true } },
+    { name: 'an unknown table', argv: ['--tables', 'domains,locks'], step: { tables: ['domains', 'locks'] }, refused: /unknown table "locks"; valid tables are domains, licenses/ },
+    { name: 'no table', argv: ['--tables', ','], step: { tables: [] }, refused: /at least one table name/ },
+    { name: 'a blank --to', argv: ['--to', ' '], step: { to: [' '] }, refused: /at least one destination name/ },
   ],
 };
 

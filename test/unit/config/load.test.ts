@@ -143,7 +143,12 @@ describe('loadConfig', () => {
       },
     });
     const { config } = loadConfig({ env: {}, cwd: dir, configPath: path });
-    expect(Object.keys(config!.pipelines).sort()).toEqual(['nightly', 'weekly', 'weekly-reenrich']);
+    expect(Object.keys(config!.pipelines).sort()).toEqual([
+      'nightly',
+      'sync-publish',
+      'weekly',
+      'weekly-reenrich',
+    ]);
     expect(config!.pipelines.weekly?.steps[0]).toEqual({
       type: 'enrich',
       options: { budget: 50 },
