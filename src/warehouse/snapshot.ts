@@ -210,10 +210,12 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
         compression: options.compression,
         timestampUnit: options.timestampUnit,
         signal: options.signal,
+        // Nothing that differs from run to run (a run id, a time): a table whose rows did not
+        // change gives the same bytes, so an upload to object storage can skip it. The run id
+        // is in the manifest.
         metadata: {
           'domain_sync.table': input.table,
           'domain_sync.snapshot_date': snapshotDate,
-          ...(pipelineRunId === null ? {} : { 'domain_sync.pipeline_run_id': String(pipelineRunId) }),
         },
       });
       if (input.rowCount !== undefined && input.rowCount !== result.rows) {
