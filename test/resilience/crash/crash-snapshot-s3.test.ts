@@ -104,6 +104,7 @@ describe('snapshot --to killed with SIGKILL during the upload', () => {
     expect(totalWrites).toBeGreaterThanOrEqual(8); // parts of domain_sections, the other tables, the manifest
 
     const prng = Prng.of(CRASH_SEED, 0x53);
+    const figures = { kills: 0, manifestLeft: 0, recovered: 0, multipartLeft: 0 };
     for (let trial = 0; trial < TRIALS; trial++) {
       const prefix = `trial-${trial}`;
       const killAt = prng.int(1, totalWrites - 1);
@@ -111,6 +112,16 @@ describe('snapshot --to killed with SIGKILL during the upload', () => {
       const ws = await workspace(prefix);
       const killed = await snapshot(ws, () => writesFor(prefix) >= killAt);
       expect(killed.signal, `${where}: ${describeRun(killed)}`).toBe('SIGKILL');
+      figures.kills++;
+      // A multipart upload started and never completed nor aborted: killed mid-file.
+      const started = proxy.requests.filter(
+        (r) => r.method === 'POST' && r.path.startsWith(`/${BUCKET}/${prefix}/`) && /[?&]uploads/.test(r.url),
+      ).length;
+      const completed = proxy.requests.filter(
+        (r) =>
+          r.method === 'POST' && r.path.startsWith(`/${BUCKET}/${prefix}/`) && /[?&]uploadId=/.test(r.url),
+      ).length;
+      if (started > completed) figures.multipartLeft++;
       const date = /snapshot_date=(\d{4}-\d{2}-\d{2})/.exec(
         proxy.requests.find(
           (r) => r.path.startsWith(`/${BUCKET}/${prefix}/`) && r.path.includes('snapshot_date='),
@@ -122,6 +133,7 @@ describe('snapshot --to killed with SIGKILL during the upload', () => {
         (r) => r.method === 'PUT' && r.path.startsWith(`/${BUCKET}/${prefix}/_manifests/`),
       );
       if (!manifestSent) expect(manifests, where).toEqual([]);
+      if (manifests.length > 0) figures.manifestLeft++;
 
       const next = await snapshot(ws);
       expect(next.code, `${where}: ${describeRun(next)}`).toBe(0);
@@ -136,6 +148,12 @@ describe('snapshot --to killed with SIGKILL during the upload', () => {
           `${where}: ${table}`,
         ).toBe(true);
       }
+      figures.recovered++;
     }
+    process.stderr.write(
+      `[crash seed ${CRASH_SEED}] snapshot --to: ${figures.kills} kills in ${TRIALS} trials (${totalWrites} write requests per ` +
+        `upload), ${figures.multipartLeft} mid-way through a multipart file, ${figures.manifestLeft} after the date's manifest ` +
+        `was written; a manifest describing missing files: 0; recovered: ${figures.recovered}\n`,
+    );
   }, 300_000);
 });
