@@ -8,7 +8,7 @@ import { AbortedError } from '../../util/domain-sync-error.js';
 import type { Clock } from '../../util/time.js';
 import { isoFromMs, systemClock } from '../../util/time.js';
 import { DestinationError, StoreFailure } from './errors.js';
-import { dataKey, destinationUrl, manifestKey, manifestsPrefix, parseKey, rootPrefix } from './layout.js';
+import { dataKey, destinationUrl, manifestKey, parseKey, rootPrefix } from './layout.js';
 import { planRemoteRetention, planUploadDates } from './plan.js';
 import { RetriesExhausted, RetryBudget, retryPolicyFor } from './retry.js';
 import type { RetryPolicy } from './retry.js';
@@ -172,9 +172,11 @@ export async function uploadSnapshot(options: UploadSnapshotOptions): Promise<Up
   let failure: DestinationError | AbortedError | null = null;
   try {
     const prefix = destination.prefix;
-    const remoteDates = (
-      await run(`list ${manifestsPrefix(prefix) || '/'}`, () => store.list(manifestsPrefix(prefix)))
-    )
+    // One listing of the prefix says which dates have a manifest and which objects exist with
+    // which size; only an object of the right size needs a HEAD for its checksum.
+    const listed = await run(`list ${rootPrefix(prefix) || '/'}`, () => store.list(rootPrefix(prefix)));
+    const sizes = new Map(listed.map((o) => [o.key, o.bytes]));
+    const remoteDates = listed
       .map((o) => parseKey(prefix, o.key))
       .flatMap((p) => (p.kind === 'manifest' ? [p.snapshotDate] : []));
     const dates = planUploadDates({
@@ -187,7 +189,7 @@ export async function uploadSnapshot(options: UploadSnapshotOptions): Promise<Up
     for (const date of dates) {
       const local = date === current.snapshotDate ? current : await options.loadLocalDate(date);
       if (local === null) continue;
-      await uploadDate(local, remoteDates.includes(date), {
+      await uploadDate(local, remoteDates.includes(date), sizes, {
         store,
         run,
         record,
@@ -246,35 +248,63 @@ interface DateContext {
 async function uploadDate(
   local: LocalSnapshotDate,
   hasRemoteManifest: boolean,
+  sizes: ReadonlyMap<string, number>,
   c: DateContext,
 ): Promise<void> {
   const { store, run, prefix } = c;
   const date = local.snapshotDate;
-  const checked: Array<{ file: LocalSnapshotFile; key: string; sha256: string; inPlace: boolean }> = [];
-  for (const file of local.files) {
+  const manifestObjectKey = manifestKey(prefix, date);
+  // Each file is hashed (and, when the bucket lists an object of its size, looked up) a few at a
+  // time, smallest first, while the ones before it are being uploaded: the hashing of the large
+  // files overlaps the upload of the small ones.
+  const files = [...local.files].sort((a, b) => a.bytes - b.bytes);
+  const checks = inOrderWithLimit(files, CHECKS_IN_FLIGHT, async (file): Promise<CheckedFile> => {
     const key = dataKey(prefix, file.table, date);
-    const sha256 = await sha256OfFile(file.path);
-    const head = await run(`HEAD ${key}`, () => store.head(key));
-    checked.push({
+    // Missing, or of another size: to upload, no HEAD needed. Otherwise the checksum decides.
+    const candidate = sizes.get(key) === file.bytes;
+    const [sha256, head] = await Promise.all([
+      sha256OfFile(file.path),
+      candidate ? run(`HEAD ${key}`, () => store.head(key)) : null,
+    ]);
+    return {
       file,
       key,
       sha256,
       inPlace: head !== null && head.bytes === file.bytes && head.sha256 === sha256,
-    });
-  }
-  const manifestObjectKey = manifestKey(prefix, date);
+    };
+  });
   let remoteManifest: string | null = null;
-  if (hasRemoteManifest)
-    remoteManifest = await run(`GET ${manifestObjectKey}`, () => store.getText(manifestObjectKey));
-  if (remoteManifest !== null && checked.some((f) => !f.inPlace)) {
-    // The date is being changed: it stops being marked complete until every file is in place.
-    await run(`delete ${manifestObjectKey}`, () => store.delete(manifestObjectKey));
-    remoteManifest = null;
-    c.logger.info('snapshot date reopened: its manifest is removed until its changed files are uploaded', {
-      snapshotDate: date,
-    });
+  if (hasRemoteManifest) {
+    // A date marked complete stops being so before any of its files changes.
+    const [checked, text] = await Promise.all([
+      Promise.all(checks),
+      run(`GET ${manifestObjectKey}`, () => store.getText(manifestObjectKey)),
+    ]);
+    remoteManifest = text;
+    if (remoteManifest !== null && checked.some((f) => !f.inPlace)) {
+      await run(`delete ${manifestObjectKey}`, () => store.delete(manifestObjectKey));
+      remoteManifest = null;
+      c.logger.info('snapshot date reopened: its manifest is removed until its changed files are uploaded', {
+        snapshotDate: date,
+      });
+    }
   }
-  for (const { file, key, sha256, inPlace } of checked) {
+  // Each object sent is checked in the bucket (size and checksum) while the next one goes up,
+  // and all of them before the manifest says the date is complete.
+  const verifications: Array<Promise<void>> = [];
+  const verify = (file: LocalSnapshotFile, key: string, sha256: string): Promise<void> =>
+    run(`HEAD ${key}`, () => store.head(key)).then((after) => {
+      if (after === null || after.bytes !== file.bytes || after.sha256 !== sha256) {
+        throw new StoreFailure(
+          'failed',
+          `after the upload of ${key} the bucket holds ${after === null ? 'no object' : `${after.bytes} bytes with SHA-256 ${after.sha256 ?? 'unknown'}`}, expected ${file.bytes} bytes with SHA-256 ${sha256}`,
+        );
+      }
+    });
+  const checkedByTable = new Map<string, CheckedFile>();
+  for (const pending of checks) {
+    const { file, key, sha256, inPlace } = await pending;
+    checkedByTable.set(file.table, { file, key, sha256, inPlace });
     if (inPlace) {
       c.record({ key, bytes: file.bytes, action: 'skipped' });
       c.onBytes?.(file.bytes);
@@ -294,20 +324,18 @@ async function uploadDate(
         },
       }),
     );
-    const after = await run(`HEAD ${key}`, () => store.head(key));
-    if (after === null || after.bytes !== file.bytes || after.sha256 !== sha256) {
-      throw new StoreFailure(
-        'failed',
-        `after the upload of ${key} the bucket holds ${after === null ? 'no object' : `${after.bytes} bytes with SHA-256 ${after.sha256 ?? 'unknown'}`}, expected ${file.bytes} bytes with SHA-256 ${sha256}`,
-      );
-    }
     if (file.bytes > reported) c.onBytes?.(file.bytes - reported);
     c.record({ key, bytes: file.bytes, action: 'uploaded' });
     c.logger.debug('object uploaded', { key, bytes: file.bytes });
+    const check = verify(file, key, sha256);
+    check.catch(() => undefined); // awaited below; it must not count as unhandled meanwhile
+    verifications.push(check);
   }
+  for (const check of verifications) await check;
 
   const tables: Record<string, object> = {};
-  for (const { file, key, sha256 } of checked) {
+  for (const file of local.files) {
+    const { key, sha256 } = checkedByTable.get(file.table)!;
     tables[file.table] = { ...(local.manifest.tables[file.table] ?? {}), key, bytes: file.bytes, sha256 };
   }
   const { tables: _localTables, ...rest } = local.manifest;
@@ -323,6 +351,51 @@ async function uploadDate(
     c.record({ key: manifestObjectKey, bytes: Buffer.byteLength(text), action: 'uploaded' });
   }
   c.logger.info('snapshot date uploaded', { snapshotDate: date, manifest: manifestObjectKey });
+}
+
+/** A local file checked against the bucket. */
+interface CheckedFile {
+  file: LocalSnapshotFile;
+  key: string;
+  sha256: string;
+  /** The bucket already holds it: same size and SHA-256. */
+  inPlace: boolean;
+}
+
+/** Files checked (hashed and looked up) at once. */
+const CHECKS_IN_FLIGHT = 4;
+
+/**
+ * Starts `fn` on `items` in order, at most `limit` at a time, and returns one promise per item
+ * (so a caller can use each result as soon as it is ready).
+ */
+function inOrderWithLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Array<Promise<R>> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  const slot = async (): Promise<void> => {
+    if (running < limit) {
+      running++;
+      return;
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  };
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  };
+  return items.map(async (item) => {
+    await slot();
+    try {
+      return await fn(item);
+    } finally {
+      release();
+    }
+  });
 }
 
 /** Whether the manifest in the bucket already says what `body` says (its upload time aside). */
