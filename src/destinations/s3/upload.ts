@@ -103,8 +103,9 @@ export interface UploadSnapshotOutcome {
  * stopped.
  *
  * - Layout: the local one under the destination's prefix (layout.ts).
- * - Each file is checked against the bucket itself (HEAD: size and the SHA-256 stored in the
- *   object's metadata) and uploaded only when it differs or is missing, then checked again.
+ * - Each file is checked against the bucket itself (the prefix's listing for its size, then HEAD
+ *   for the SHA-256 stored in the object's metadata) and uploaded only when it differs or is
+ *   missing, then checked again (HEAD).
  * - A date's manifest is written last, once every file it lists is in place; when a date that
  *   already has a manifest gets a changed file, its manifest is deleted first, so no manifest
  *   ever describes files that are not all there.
