@@ -220,6 +220,22 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
           ...(r.upload ? uploadFigures(r.upload) : []),
         ];
       },
+      notes: (r) =>
+        r.upload
+          ? [
+              `The upload figures: a mirror of ${r.upload.rows} rows (${Object.entries(
+                r.upload.rowsByTable as Record<string, number>,
+              )
+                .map(([t, n]) => `${t} ${n}`)
+                .join(
+                  ', ',
+                )}) written by \`snapshot --to\`, then the same ${r.upload.files} files uploaded ${r.upload.ours.runs.length} times ` +
+                'each, alternately, by our upload (`uploadSnapshot`: listing, SHA-256 of each file, upload, HEAD check, manifest) ' +
+                'and by bare `@aws-sdk/lib-storage` Uploads (same 8 MiB parts, 4 in flight), each in a child process with the ' +
+                `CLI's Node options, to ${r.upload.server}; medians. The server shares this machine's 2 cores with the ` +
+                "uploader, so the rates are loopback rates, not a network's.",
+            ]
+          : [],
     };
   },
 };
