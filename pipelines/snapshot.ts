@@ -118,6 +118,8 @@ export async function snapshotPipeline(
     PIPELINE,
     async ({ id, ctx: runCtx }) => {
       const progress = new Map<SnapshotTable, ProgressTask>();
+      /** Size and SHA-256 of each file this run wrote, from the writer: an upload need not hash them. */
+      const written = new Map<string, { bytes: number; sha256: string }>();
       const inputs = tables.map((table) => {
         const rowCount = tableRowCount(runCtx.mirror, table);
         progress.set(table, runCtx.progress.task(table, rowCount, 'rows'));
@@ -145,6 +147,7 @@ export async function snapshotPipeline(
           signal: runCtx.signal,
         });
         for (const table of result.tables) {
+          written.set(table.table, { bytes: table.bytes, sha256: table.sha256 });
           stats.tables[table.table] = { rows: table.rows, bytes: table.bytes };
           runCtx.logger.info('snapshot table written', {
             table: table.table,
@@ -172,6 +175,7 @@ export async function snapshotPipeline(
             snapshotDate: stats.snapshotDate,
             destinations,
             retainDates: ctx.config.snapshots.retainDates,
+            written,
           },
           stats.uploads,
         );

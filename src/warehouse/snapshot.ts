@@ -133,6 +133,8 @@ export interface SnapshotTableResult {
   rows: number;
   bytes: number;
   rowGroups: number;
+  /** SHA-256 (hex) of the file as written by this call. */
+  sha256: string;
 }
 
 /** A partition folder removed by retention. */
@@ -237,6 +239,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
         rows: result.rows,
         bytes: result.bytes,
         rowGroups: result.rowGroups,
+        sha256: result.sha256,
       });
       entries[input.table] = {
         path: relative(dir, path).split(sep).join('/'),

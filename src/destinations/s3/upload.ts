@@ -24,6 +24,11 @@ export interface LocalSnapshotFile {
   path: string;
   /** Its size on disk. */
   bytes: number;
+  /**
+   * Its SHA-256 (hex), when the caller knows it for these very bytes (the Parquet writer computes
+   * it while writing); otherwise the file is read to compute it.
+   */
+  sha256?: string;
 }
 
 /** A snapshot date as the local snapshots dir holds it: its manifest and the files it lists. */
@@ -264,7 +269,7 @@ async function uploadDate(
     // Missing, or of another size: to upload, no HEAD needed. Otherwise the checksum decides.
     const candidate = sizes.get(key) === file.bytes;
     const [sha256, head] = await Promise.all([
-      sha256OfFile(file.path),
+      file.sha256 ?? sha256OfFile(file.path),
       candidate ? run(`HEAD ${key}`, () => store.head(key)) : null,
     ]);
     return {
