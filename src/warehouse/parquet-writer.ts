@@ -190,7 +190,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   let fd: number | undefined;
   let rowIndex = 0;
   let rowGroups = 0;
-  let sha256 = '';
+  let sha256: string;
   const iterator = openIterator(rows);
   try {
     fd = openSync(tmp, 'wx');
