@@ -35,7 +35,7 @@ import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 export interface SnapshotUploadBenchOptions {
   /** Domains of the generated mirror; rows = 10 per domain (1 + 3 licences + 4 payment methods + 2 sections). @default 100_000 */
   domains?: number;
-  /** Runs of each uploader. @default 3 */
+  /** Runs of each uploader. @default 5 */
   runs?: number;
 }
 
@@ -79,7 +79,7 @@ export async function runSnapshotUploadBench(
   options: SnapshotUploadBenchOptions = {},
 ): Promise<SnapshotUploadBenchResult> {
   const domains = options.domains ?? 100_000;
-  const runs = options.runs ?? 3;
+  const runs = options.runs ?? 5;
   const work = await mkdtemp(join(tmpdir(), 'domain-sync-bench-upload-'));
   const server = await startServer(join(work, 's3'));
   try {
