@@ -230,7 +230,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
                 .join(
                   ', ',
                 )}) written by \`snapshot --to\`, then the same ${r.upload.files} files uploaded ${r.upload.ours.runs.length} times ` +
-                'each, alternately, by our upload (`uploadSnapshot`: listing, SHA-256 of each file, upload, HEAD check, manifest) ' +
+                'each, alternately, by our upload (`uploadSnapshot`: listing, upload, HEAD check, manifest; as in ' +
+                "`snapshot --to`, each file's SHA-256 comes from the Parquet writer, so it is computed before the clock starts) " +
                 'and by bare `@aws-sdk/lib-storage` Uploads (same 8 MiB parts, 4 in flight), each in a child process with the ' +
                 `CLI's Node options, to ${r.upload.server}; medians. The server shares this machine's 2 cores with the ` +
                 "uploader, so the rates are loopback rates, not a network's.",
