@@ -14,6 +14,9 @@
  * peak RSS (`process.resourceUsage().maxRSS`) is its own. Wall time is measured inside the child
  * from opening the SQLite file to the closed Parquet file (process start and imports excluded).
  *
+ * Then the upload of a large snapshot to S3-compatible storage against a bare SDK upload of the
+ * same files (bench/snapshot-upload.ts), in `upload`.
+ *
  * Run on its own after `npm run build`: `node dist/bench/snapshot.js [rows]` prints the
  * {@link BenchResult} as JSON. `bench/run.ts` calls {@link runSnapshotBench}.
  */
@@ -28,6 +31,8 @@ import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { writeParquetFile } from '../src/warehouse/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { ColumnSpec } from '../src/warehouse/index.js';
+import { runSnapshotUploadBench } from './snapshot-upload.js';
+import type { SnapshotUploadBenchResult } from './snapshot-upload.js';
 
 /** Writers compared by the benchmark. */
 export type SnapshotBenchWriter = 'ours' | 'duckdb' | 'parquetjs-lite';
@@ -54,6 +59,11 @@ export interface SnapshotBenchOptions {
    * when omitted. A given folder is left in place.
    */
   workDir?: string;
+  /**
+   * Also measure the upload to S3-compatible storage (bench/snapshot-upload.ts).
+   * @default true
+   */
+  upload?: boolean;
 }
 
 /** One child-process run of one writer. */
@@ -101,6 +111,8 @@ export interface BenchResult {
   targets: { wallRatioMax: number; peakRssMbMax: number };
   /** Whether ours met each target (null when not measured). */
   meetsTargets: { wallRatio: boolean | null; peakRss: boolean | null };
+  /** The upload to S3-compatible storage, or null when not measured. */
+  upload: SnapshotUploadBenchResult | null;
 }
 
 const DEFAULT_ROWS = 1_000_000;
@@ -201,6 +213,7 @@ export async function runSnapshotBench(options: SnapshotBenchOptions = {}): Prom
       });
     }
 
+    const upload = options.upload === false ? null : await runSnapshotUploadBench();
     const ours = results.find((r) => r.writer === 'ours');
     const duck = results.find((r) => r.writer === 'duckdb');
     const wallRatio = ours && duck ? round(ours.wallSeconds / duck.wallSeconds, 2) : null;
@@ -218,6 +231,7 @@ export async function runSnapshotBench(options: SnapshotBenchOptions = {}): Prom
         wallRatio: wallRatio === null ? null : wallRatio <= TARGET_WALL_RATIO,
         peakRss: ours ? ours.peakRssMb < TARGET_PEAK_RSS_MB : null,
       },
+      upload,
     };
   } finally {
     if (options.workDir === undefined) await rm(workDir, { recursive: true, force: true });

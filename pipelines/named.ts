@@ -56,7 +56,13 @@ export function prepareNamedPipeline(config: Config, name: string): PreparedPipe
   const issues: string[] = [];
   const steps: PreparedStep[] = [];
   pipeline.steps.forEach((step, index) => {
-    const prepared = prepareStep(step, `pipelines.${name}.steps[${index}]`, issues);
+    const prepared = prepareStep(
+      step,
+      `pipelines.${name}.steps[${index}]`,
+      issues,
+      undefined,
+      config.destinations,
+    );
     if (prepared !== null) steps.push(prepared);
   });
   if (issues.length > 0) throw new ConfigError(issues);

@@ -11,6 +11,7 @@ import {
   normaliseStepOptions,
   STEP_SCHEMAS,
   stepIssueMessage,
+  type NormaliseEnv,
   type StepSchema,
   type StepType,
 } from './step-options/index.js';
@@ -77,17 +78,19 @@ export const STEP_DEFINITIONS: Readonly<Record<StepType, StepDefinition>> = {
 /**
  * Validates one configured step and returns it ready to run. Pushes one issue per problem to
  * `issues`, each naming the key path (`pipelines.nightly.steps[0].options.tabels: unknown
- * option of a snapshot step (valid: out, tables)`), and returns null when there was any.
- * Relative paths in options are resolved against `cwd`.
+ * option of a snapshot step (valid: out, tables, to)`), and returns null when there was any.
+ * Relative paths in options are resolved against `cwd`; destination names are checked against
+ * `destinations` (the config's) when given.
  */
 export function prepareStep(
   step: PipelineStepConfig,
   path: string,
   issues: string[],
   cwd: string = process.cwd(),
+  destinations?: NormaliseEnv['destinations'],
 ): PreparedStep | null {
   const definition = STEP_DEFINITIONS[step.type];
-  const result = normaliseStepOptions(definition.schema, step.options, { cwd, source: 'step' });
+  const result = normaliseStepOptions(definition.schema, step.options, { cwd, source: 'step', destinations });
   if (!result.ok) {
     for (const issue of result.issues) issues.push(stepIssueMessage(`${path}.options`, issue));
     return null;

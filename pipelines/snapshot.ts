@@ -11,6 +11,8 @@ import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { RunResult } from '../src/runtime/run-result.js';
 import { UsageError } from '../src/util/domain-sync-error.js';
 import { readSnapshotManifest, utcDate, writeSnapshot } from '../src/warehouse/index.js';
+import type { SnapshotUploadResult } from '../src/destinations/s3/index.js';
+import { resolveSnapshotDestinations, uploadToDestinations } from './snapshot-upload.js';
 
 /** Options of {@link snapshotPipeline}; the CLI maps `snapshot`'s flags onto these. */
 export interface SnapshotOptions {
@@ -20,6 +22,11 @@ export interface SnapshotOptions {
   tables?: readonly string[];
   /** Rows read from SQLite per query; memory stays at about one batch plus one row group. @default 10000 */
   batchSize?: number;
+  /**
+   * s3 destinations to upload the snapshot to (`--to`), replacing `snapshots.to` for this run.
+   * @default config.snapshots.to
+   */
+  to?: readonly string[];
 }
 
 /** One table written by a snapshot run. */
@@ -41,6 +48,12 @@ export interface SnapshotStats {
   manifestPath: string | null;
   /** Partitions (`table/snapshot_date=…`) removed by `snapshots.retainDates`. */
   removedPartitions: string[];
+  /**
+   * What each destination got (`--to`, `snapshots.to`), by name: objects uploaded and skipped
+   * (with bytes), the dates completed, dates removed by retention, retries, and the error of a
+   * destination that failed. Empty when the snapshot uploads nowhere.
+   */
+  uploads: Record<string, SnapshotUploadResult>;
 }
 
 const PIPELINE = 'snapshot';
@@ -77,15 +90,20 @@ export function resolveSnapshotTables(names?: readonly string[]): SnapshotTable[
  * - Needs no service client: `ctx` is a {@link MirrorRunContext}.
  * - Records a `pipeline_runs` row; the `pipeline_runs` snapshot therefore contains this run,
  *   still `running`.
- * - Throws {@link UsageError} for an unknown table before anything is recorded; never throws
- *   after that: a write failure or an abort is the run's status (`failed`, `interrupted`), and
- *   the tables written before it stay written and listed in the manifest and in `stats.tables`.
+ * - With destinations (`options.to`, else `snapshots.to`), uploads the snapshot to each s3
+ *   destination afterwards (pipelines/snapshot-upload.ts; `stats.uploads`); a destination that
+ *   fails makes the run `failed` with its `ERR_DESTINATION…` error, the local snapshot kept.
+ * - Throws {@link UsageError} for an unknown table or destination before anything is recorded;
+ *   never throws after that: a write failure or an abort is the run's status (`failed`,
+ *   `interrupted`), and the tables written before it stay written and listed in the manifest
+ *   and in `stats.tables`.
  */
 export async function snapshotPipeline(
   ctx: MirrorRunContext,
   options: SnapshotOptions = {},
 ): Promise<RunResult<SnapshotStats>> {
   const tables = resolveSnapshotTables(options.tables);
+  const destinations = resolveSnapshotDestinations(ctx.config, options.to);
   const dir = options.outDir ?? ctx.config.snapshots.dir;
   const stats: SnapshotStats = {
     snapshotDate: utcDate(ctx.clock()),
@@ -93,12 +111,15 @@ export async function snapshotPipeline(
     tables: {},
     manifestPath: null,
     removedPartitions: [],
+    uploads: {},
   };
   return runPipeline(
     ctx,
     PIPELINE,
     async ({ id, ctx: runCtx }) => {
       const progress = new Map<SnapshotTable, ProgressTask>();
+      /** Size and SHA-256 of each file this run wrote, from the writer: an upload need not hash them. */
+      const written = new Map<string, { bytes: number; sha256: string }>();
       const inputs = tables.map((table) => {
         const rowCount = tableRowCount(runCtx.mirror, table);
         progress.set(table, runCtx.progress.task(table, rowCount, 'rows'));
@@ -126,6 +147,7 @@ export async function snapshotPipeline(
           signal: runCtx.signal,
         });
         for (const table of result.tables) {
+          written.set(table.table, { bytes: table.bytes, sha256: table.sha256 });
           stats.tables[table.table] = { rows: table.rows, bytes: table.bytes };
           runCtx.logger.info('snapshot table written', {
             table: table.table,
@@ -135,7 +157,6 @@ export async function snapshotPipeline(
         }
         stats.manifestPath = result.manifestPath;
         stats.removedPartitions = result.removed.map((r) => `${r.table}/snapshot_date=${r.snapshotDate}`);
-        return { status: 'done', stats, failures: [], creditsSpent: 0 };
       } catch (error) {
         // writeSnapshot keeps (and records in the manifest) the tables written before the failure;
         // the summary should say which, so read them back before runPipeline records the error.
@@ -144,6 +165,22 @@ export async function snapshotPipeline(
       } finally {
         for (const task of progress.values()) task.done();
       }
+      // Uploads start once the local snapshot is complete; a destination that fails fails the
+      // run (exit 1) and leaves the local snapshot as written.
+      if (destinations.length > 0) {
+        await uploadToDestinations(
+          runCtx,
+          {
+            dir,
+            snapshotDate: stats.snapshotDate,
+            destinations,
+            retainDates: ctx.config.snapshots.retainDates,
+            written,
+          },
+          stats.uploads,
+        );
+      }
+      return { status: 'done', stats, failures: [], creditsSpent: 0 };
     },
     () => stats,
   );

@@ -66,6 +66,37 @@ export const path: Check = (value, env) =>
     ? ok(resolve(env.cwd, value))
     : refuse(`expected a non-empty path, got ${describeValue(value)}`);
 
+/**
+ * A list of destination names of type `type` (`snapshot --to lake --to archive`), each as
+ * configured under `destinations`; at least one. Without the config's destinations in `env`,
+ * only the spelling of the names is checked.
+ */
+export function destinationNames(type: string): Check {
+  return (value, env) => {
+    const list = nameList('destination name', { atLeastOne: true })(value, env);
+    if (!list.ok) return list;
+    const names = [...new Set(list.value as string[])];
+    const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(n));
+    if (bad !== undefined) return refuse(`"${bad}" is not a destination name (letters, digits, - and _)`);
+    if (env.destinations === undefined) return ok(names);
+    const configured = env.destinations;
+    const usable = Object.keys(configured).filter((n) => configured[n]!.type === type);
+    for (const name of names) {
+      const destination = Object.hasOwn(configured, name) ? configured[name] : undefined;
+      if (destination === undefined || destination.type !== type) {
+        const what =
+          destination === undefined
+            ? `no destination named "${name}"`
+            : `destination "${name}" is of type ${destination.type}, not ${type}`;
+        return refuse(
+          `${what} (${type} destinations in the config: ${usable.length ? usable.join(', ') : 'none'})`,
+        );
+      }
+    }
+    return ok(names);
+  };
+}
+
 /** Rules of a {@link nameList}. */
 interface NameListRules {
   /** Refuses a name outside these, naming the first. */

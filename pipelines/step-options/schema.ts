@@ -19,6 +19,12 @@ export type OptionSource = 'flags' | 'step';
 export interface NormaliseEnv {
   /** Relative paths are resolved against this directory. */
   cwd: string;
+  /**
+   * The config's destinations by name (their type is all a check reads), so a step or a flag
+   * naming one that is not configured is refused before anything runs. When left out, only the
+   * names' spelling is checked (the pipeline checks them again when it starts).
+   */
+  destinations?: Readonly<Record<string, { readonly type: string }>>;
 }
 
 /** A problem with one option, named by its step option key. */

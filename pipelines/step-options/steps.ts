@@ -6,6 +6,7 @@ import { resolveSnapshotTables, type SnapshotOptions } from '../snapshot.js';
 import type { SyncOptions } from '../sync.js';
 import {
   booleanValue,
+  destinationNames,
   durationMs,
   nameList,
   nonBlankText,
@@ -130,7 +131,7 @@ export const ENRICH_SCHEMA: StepSchema<EnrichOptions> = {
   },
 };
 
-/** `snapshot [--out DIR] [--tables a,b]`. */
+/** `snapshot [--out DIR] [--tables a,b] [--to NAME]…`. */
 export const SNAPSHOT_SCHEMA: StepSchema<SnapshotOptions> = {
   type: 'snapshot',
   options: {
@@ -140,10 +141,13 @@ export const SNAPSHOT_SCHEMA: StepSchema<SnapshotOptions> = {
       syntax: 'commaList',
       check: nameList('table name', { atLeastOne: true, validate: tablesProblem }),
     },
+    // A step's `to` (like the flags) replaces `snapshots.to` for that snapshot.
+    to: { flag: '--to', syntax: 'repeat', check: destinationNames('s3') },
   },
   build: (v) => ({
     ...(v.out === undefined ? {} : { outDir: v.out as string }),
     ...(v.tables === undefined ? {} : { tables: v.tables as string[] }),
+    ...(v.to === undefined ? {} : { to: v.to as string[] }),
   }),
 };
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../config/config.js';
+import { awsSecretsFromEnv } from '../config/destinations.js';
 import { configFileWarnings, loadConfig, readApiKey } from '../config/load.js';
 import type { Logger, LogLevel } from '../log/logger.js';
 import { createPinoLogger } from '../log/pino-logger.js';
@@ -68,6 +69,8 @@ export class CommandContext {
       logLevel: this.flags.logLevel,
     });
     if (result.config === null) throw new ConfigError(result.errors);
+    // Destination secrets are redacted like the API key (the AWS SDK reads them itself).
+    for (const secret of awsSecretsFromEnv(this.io.env)) registerSecret(secret);
     this.cachedConfig = result.config;
     this.warnings.push(...result.warnings);
     if (result.config.sourcePath) this.warnings.push(...configFileWarnings(result.config.sourcePath));

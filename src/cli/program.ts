@@ -186,7 +186,12 @@ export function declareCommands(program: Command, register: RegisterCommand): vo
       .command('snapshot')
       .description('write Parquet snapshots of the mirror tables (Hive-style snapshot_date partitions)')
       .option('--out <dir>', 'snapshot directory (default: snapshots.dir)')
-      .option('--tables <a,b>', 'tables to write (default: all mirror tables)'),
+      .option('--tables <a,b>', 'tables to write (default: all mirror tables)')
+      .option(
+        '--to <name>',
+        'also upload the snapshot to this s3 destination (repeatable; default: snapshots.to)',
+        collect,
+      ),
     async () => (await import('./commands/snapshot.js')).snapshotCommand as Action,
   );
   register(

@@ -1,6 +1,7 @@
 import {
   flagIssueMessage,
   normaliseStepOptions,
+  type NormaliseEnv,
   type OptionSpec,
   type StepSchema,
 } from '../../pipelines/step-options/index.js';
@@ -23,6 +24,7 @@ export function optionsFromFlags<Options>(
   schema: StepSchema<Options>,
   flags: Readonly<Record<string, unknown>>,
   cwd: string,
+  destinations?: NormaliseEnv['destinations'],
 ): Options {
   const input: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(schema.options)) {
@@ -30,7 +32,7 @@ export function optionsFromFlags<Options>(
     const value = flags[commanderKey(spec.flag)];
     if (value !== undefined) input[key] = fromSyntax(spec, value);
   }
-  const result = normaliseStepOptions(schema, input, { cwd, source: 'flags' });
+  const result = normaliseStepOptions(schema, input, { cwd, source: 'flags', destinations });
   if (!result.ok) throw new UsageError(flagIssueMessage(schema, result.issues[0]!));
   return result.options;
 }

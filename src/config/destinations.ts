@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from '../util/duration.js';
 
 /**
  * Destinations (docs/contract.md "Destinations"): where `publish` and `snapshot --to` deliver the
@@ -29,6 +30,8 @@ const s3Destination = z.strictObject({
   /** For S3-compatible stores (MinIO, Ceph, R2, …): their endpoint URL. */
   endpoint: z.string().min(1).optional(),
   forcePathStyle: z.boolean().optional(),
+  /** How long a destination that keeps failing is retried before it is given up. @default '60s' */
+  giveUpAfter: z.string().min(1).optional(),
 });
 
 /** Schema of one `destinations.NAME` entry, by its `type`. */
@@ -54,11 +57,16 @@ export interface S3DestinationConfig {
   region: string | null;
   endpoint: string | null;
   forcePathStyle: boolean;
+  /** A destination that keeps failing is given up after this long, retries included. @default 60000 */
+  giveUpAfterMs: number;
 }
 
 export type DestinationConfig = PostgresDestinationConfig | S3DestinationConfig;
 
 export const DEFAULT_POSTGRES_SCHEMA = 'domain_sync';
+
+/** Default of an s3 destination's `giveUpAfter` (docs/contract.md: given up within about a minute). */
+export const DEFAULT_GIVE_UP_AFTER = '60s';
 
 /**
  * Normalises one destination; problems are pushed to `errors` with the key path named
@@ -113,6 +121,11 @@ export function resolveDestination(
     }
     endpoint = input.endpoint;
   }
+  const giveUpAfterMs = parseDuration(input.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER);
+  if (giveUpAfterMs === null || giveUpAfterMs < 1_000 || giveUpAfterMs > 3_600_000) {
+    errors.push(`${key}.giveUpAfter: expected a duration from 1s to 1h such as 60s or 5m`);
+    return null;
+  }
   return {
     type: 's3',
     name,
@@ -121,7 +134,18 @@ export function resolveDestination(
     region: input.region ?? null,
     endpoint,
     forcePathStyle: input.forcePathStyle ?? false,
+    giveUpAfterMs,
   };
+}
+
+/**
+ * The AWS secrets in the environment (the SDK's default chain reads them itself), so the CLI can
+ * register them for redaction like the API key: the secret key and the session token.
+ */
+export function awsSecretsFromEnv(env: Readonly<Record<string, string | undefined>>): string[] {
+  return [env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN].filter(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
 }
 
 function parseUrl(text: string): URL | null {

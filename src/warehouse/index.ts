@@ -13,6 +13,7 @@ export {
   MANIFESTS_DIR_NAME,
   PART_FILE_NAME,
   isSnapshotDate,
+  listManifestDates,
   listSnapshotDates,
   manifestPath,
   partitionDir,

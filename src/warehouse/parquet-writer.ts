@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -79,6 +80,8 @@ export interface WriteParquetFileResult {
   bytes: number;
   /** Row groups written (0 for an empty table). */
   rowGroups: number;
+  /** SHA-256 (hex) of the file's bytes, computed as they were written (an upload needs it). */
+  sha256: string;
 }
 
 /** Default cap of the estimated bytes buffered for one row group. */
@@ -103,6 +106,8 @@ const ABORT_CHECK_ROWS = 4096;
  */
 class FileSink extends ByteWriter {
   private readonly fd: number;
+  /** SHA-256 of everything written out, so nobody has to read the file again for it. */
+  readonly hash: Hash = createHash('sha256');
 
   constructor(fd: number) {
     super(FLUSH_BYTES + 1024 * 1024);
@@ -119,6 +124,7 @@ class FileSink extends ByteWriter {
   }
 
   private writeOut(): void {
+    this.hash.update(new Uint8Array(this.buffer, 0, this.index));
     let written = 0;
     while (written < this.index) {
       written += writeSync(this.fd, new Uint8Array(this.buffer, written, this.index - written));
@@ -184,6 +190,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   let fd: number | undefined;
   let rowIndex = 0;
   let rowGroups = 0;
+  let sha256: string;
   const iterator = openIterator(rows);
   try {
     fd = openSync(tmp, 'wx');
@@ -273,6 +280,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
     // With zero rows no row group is written: the footer alone carries the schema, which
     // every reader accepts as an empty table.
     void writer.finish();
+    sha256 = sink.hash.digest('hex');
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -293,7 +301,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   }
   await fsyncDir(dirname(path));
   const { size } = await stat(path);
-  return { path, rows: rowIndex, bytes: size, rowGroups };
+  return { path, rows: rowIndex, bytes: size, rowGroups, sha256 };
 }
 
 type OpenIterator =

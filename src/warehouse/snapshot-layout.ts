@@ -95,3 +95,22 @@ export async function listSnapshotDates(dir: string, table: string): Promise<str
   // YYYY-MM-DD sorts as text.
   return dates.sort().reverse();
 }
+
+/**
+ * Snapshot dates that have a manifest under `<dir>/_manifests`, newest first (`[]` when the
+ * folder is missing). Hidden temporary files of a manifest being written do not count.
+ */
+export async function listManifestDates(dir: string): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(join(dir, MANIFESTS_DIR_NAME));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries
+    .map((name) => /^snapshot_date=(\d{4}-\d{2}-\d{2})\.json$/.exec(name)?.[1])
+    .filter((date): date is string => date !== undefined && isSnapshotDate(date))
+    .sort()
+    .reverse();
+}

@@ -133,6 +133,8 @@ export interface SnapshotTableResult {
   rows: number;
   bytes: number;
   rowGroups: number;
+  /** SHA-256 (hex) of the file as written by this call. */
+  sha256: string;
 }
 
 /** A partition folder removed by retention. */
@@ -210,10 +212,12 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
         compression: options.compression,
         timestampUnit: options.timestampUnit,
         signal: options.signal,
+        // Nothing that differs from run to run (a run id, a time): a table whose rows did not
+        // change gives the same bytes, so an upload to object storage can skip it. The run id
+        // is in the manifest.
         metadata: {
           'domain_sync.table': input.table,
           'domain_sync.snapshot_date': snapshotDate,
-          ...(pipelineRunId === null ? {} : { 'domain_sync.pipeline_run_id': String(pipelineRunId) }),
         },
       });
       if (input.rowCount !== undefined && input.rowCount !== result.rows) {
@@ -235,6 +239,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
         rows: result.rows,
         bytes: result.bytes,
         rowGroups: result.rowGroups,
+        sha256: result.sha256,
       });
       entries[input.table] = {
         path: relative(dir, path).split(sep).join('/'),

@@ -1,5 +1,5 @@
 import { snapshotPipeline, type SnapshotOptions } from '../../../pipelines/snapshot.js';
-import { SNAPSHOT_SCHEMA } from '../../../pipelines/step-options/index.js';
+import { SNAPSHOT_SCHEMA, type NormaliseEnv } from '../../../pipelines/step-options/index.js';
 import { openMirror } from '../../mirror/database.js';
 import type { MirrorRunContext } from '../../runtime/run.js';
 import { systemClock } from '../../util/time.js';
@@ -12,22 +12,32 @@ import { optionsFromFlags } from '../step-flags.js';
 export interface SnapshotFlags {
   out?: string;
   tables?: string;
-}
-
-/** The snapshot pipeline's options from `snapshot`'s flags: what a snapshot step's options would mean. */
-export function snapshotOptionsFromFlags(flags: SnapshotFlags, cwd: string): SnapshotOptions {
-  return optionsFromFlags(SNAPSHOT_SCHEMA, { ...flags }, cwd);
+  to?: string[];
 }
 
 /**
- * `domain-sync snapshot [--out DIR] [--tables a,b]`: see {@link snapshotPipeline}.
- * Opens only the mirror: no API key or base URL is needed. The flags mean what a snapshot step's
- * options mean: `--out` is resolved against the working directory (default `snapshots.dir`); an
- * unknown or empty `--tables` is exit 2 before the mirror is opened.
+ * The snapshot pipeline's options from `snapshot`'s flags: what a snapshot step's options would
+ * mean. `--to` names are checked against `destinations` (the config's) when given.
+ */
+export function snapshotOptionsFromFlags(
+  flags: SnapshotFlags,
+  cwd: string,
+  destinations?: NormaliseEnv['destinations'],
+): SnapshotOptions {
+  return optionsFromFlags(SNAPSHOT_SCHEMA, { ...flags }, cwd, destinations);
+}
+
+/**
+ * `domain-sync snapshot [--out DIR] [--tables a,b] [--to NAME]…`: see {@link snapshotPipeline}.
+ * Opens only the mirror: no API key or base URL is needed (an upload's credentials come from the
+ * AWS SDK's default chain). The flags mean what a snapshot step's options mean: `--out` is
+ * resolved against the working directory (default `snapshots.dir`); an unknown or empty
+ * `--tables`, or a `--to` that is not an s3 destination of the config, is exit 2 before the
+ * mirror is opened.
  */
 export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags): Promise<CommandResult> {
-  const options = snapshotOptionsFromFlags(flags, ctx.io.cwd);
   const config = ctx.config;
+  const options = snapshotOptionsFromFlags(flags, ctx.io.cwd, config.destinations);
   const mirror = await openMirror(config.database.path, { logger: ctx.logger });
   const progress = ctx.output.progress();
   try {
@@ -52,6 +62,14 @@ export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags)
       ...(s.removedPartitions.length
         ? [`  removed by snapshots.retainDates: ${s.removedPartitions.join(', ')}`]
         : []),
+      ...Object.values(s.uploads).map(
+        (u) =>
+          `  → ${u.destination} ${u.url}: ${u.status}, ${u.uploaded.objects} uploaded (${formatBytes(u.uploaded.bytes)}), ` +
+          `${u.skipped.objects} already in place (${formatBytes(u.skipped.bytes)})` +
+          (u.dates.length ? `, dates ${u.dates.join(', ')}` : '') +
+          (u.removedDates.length ? `, removed by retention ${u.removedDates.join(', ')}` : '') +
+          (u.retries ? `, ${u.retries} retries` : ''),
+      ),
       ...(result.error ? [`  stopped: ${result.error.code}: ${result.error.message}`] : []),
       `  dir: ${s.dir}`,
     ];

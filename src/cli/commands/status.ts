@@ -11,12 +11,16 @@ import { lastRuns, listRunningPipelineRuns } from '../../mirror/store/runs.js';
 import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
 import { freshness, mirrorCounts } from '../../mirror/store/status.js';
 import { exportsInProgress, lastSnapshotRunDir } from '../../mirror/store/status-snapshots.js';
+import { snapshotUploadsByDestination } from '../../mirror/store/snapshot-uploads.js';
 import { listSnapshotDates, readSnapshotManifest } from '../../warehouse/index.js';
 import type { SnapshotManifest } from '../../warehouse/index.js';
 import { formatDuration } from '../../util/duration.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { destinationLines, destinationsStatus } from './status-destinations.js';
 import { EXIT } from '../exit-codes.js';
+import type { Config } from '../../config/config.js';
+import { destinationUrl } from '../../destinations/s3/layout.js';
+import type { SnapshotUploadStatus } from '../../mirror/store/snapshot-uploads.js';
 
 /** The latest snapshot of one table, as `status` reports it. */
 export interface TableSnapshotStatus {
@@ -73,6 +77,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     const locks = listLocks(mirror, now).map(({ token: _token, ...lock }) => lock);
     const snapshots = await snapshotsStatus(ctx.config.snapshots.dir, lastSnapshotRunDir(mirror));
     const destinations = destinationsStatus(mirror, ctx.config);
+    const snapshotUploads = snapshotUploadsStatus(ctx.config, snapshotUploadsByDestination(mirror));
     const snapshotTables = Object.entries(snapshots.tables);
     const width = Math.max(0, ...snapshotTables.map(([table]) => table.length));
     const human = [
@@ -108,6 +113,11 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
       ),
       ...(snapshots.lastRunDir ? [`  the latest snapshot run wrote to ${snapshots.lastRunDir}`] : []),
       ...destinationLines(destinations, now),
+      ...snapshotUploads.map(
+        (u) =>
+          `  → ${u.destination}${u.url ? ` ${u.url}` : ''}: ${u.latestDate === null ? 'nothing uploaded yet' : `latest ${u.latestDate} (uploaded ${u.latestDateUploadedAt ?? '?'})`}` +
+          (u.lastError ? `; last upload failed: ${u.lastError}` : ''),
+      ),
       ...(locks.length === 0
         ? ['locks              none (no pipeline is writing the mirror)']
         : [
@@ -150,12 +160,45 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
         exportsInProgress: exports,
         snapshots,
         destinations,
+        snapshotUploads,
       },
       human,
     };
   } finally {
     await mirror.close();
   }
+}
+
+/** One destination in `status`: the latest date uploaded there, from the snapshot runs. */
+export interface SnapshotUploadsStatusEntry extends SnapshotUploadStatus {
+  /** `s3://bucket/prefix` when the destination is still in the config, else null. */
+  url: string | null;
+}
+
+/**
+ * The s3 destinations of the config and any other destination a snapshot run uploaded to, each
+ * with the latest date uploaded there (null: nothing yet) and the last attempt's error.
+ */
+function snapshotUploadsStatus(
+  config: Config,
+  recorded: SnapshotUploadStatus[],
+): SnapshotUploadsStatusEntry[] {
+  const out = new Map<string, SnapshotUploadsStatusEntry>();
+  for (const d of Object.values(config.destinations)) {
+    if (d.type !== 's3') continue;
+    out.set(d.name, {
+      destination: d.name,
+      url: destinationUrl(d.bucket, d.prefix),
+      latestDate: null,
+      latestDateUploadedAt: null,
+      lastRunId: 0,
+      lastStatus: 'never',
+      lastAt: null,
+      lastError: null,
+    });
+  }
+  for (const r of recorded) out.set(r.destination, { ...r, url: out.get(r.destination)?.url ?? null });
+  return [...out.values()].sort((a, b) => a.destination.localeCompare(b.destination));
 }
 
 /**

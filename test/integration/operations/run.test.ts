@@ -42,7 +42,7 @@ describe('domain-sync run NAME', () => {
     const result = await runCli(['run', 'typo'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      'pipelines.typo.steps[1].options.tabels: unknown option of a snapshot step (valid: out, tables)',
+      'pipelines.typo.steps[1].options.tabels: unknown option of a snapshot step (valid: out, tables, to)',
     );
     expect(result.stderr).toContain('pipelines.typo.steps[2].options.budget: expected a whole number ≥ 0');
     expect(result.stderr).toContain('pipelines.typo.steps[2].options.staleAfter: expected a duration');

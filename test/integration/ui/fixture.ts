@@ -99,7 +99,8 @@ export async function buildUiFixture(options: { domains?: number } = {}): Promis
             warehouse: { type: 'postgres', url: 'postgres://analyst@db.example.internal:5432/catalogue' },
             lake: { type: 's3', url: 's3://example-bucket/domain-sync', region: 'eu-west-1' },
           },
-          snapshots: { to: ['lake'] },
+          // No snapshots.to: the fixture's snapshot would upload to a bucket no test serves. The
+          // Snapshots page lists the destinations from the config all the same.
         }),
         null,
         2,

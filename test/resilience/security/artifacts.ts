@@ -20,7 +20,14 @@ export const ARTIFACTS_ENV = 'KEY_SCAN_ARTIFACTS_DIR';
  * `--help` and `simulate` print it as an example. Output of a CLI run is only searched for it
  * when that run was given it.
  */
-export type KeySource = 'cli-env' | 'simulator' | 'simulator-default' | 'scenario';
+export type KeySource = 'cli-env' | 'aws-env' | 'simulator' | 'simulator-default' | 'scenario';
+
+/**
+ * The AWS credentials' secret parts a child may be given (the AWS SDK's default chain reads them):
+ * searched for like the API key. The access key id is an identifier, not a secret (it travels in
+ * every signed request's `Authorization` header and the store's error bodies may repeat it).
+ */
+export const AWS_SECRET_ENV = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'] as const;
 
 interface KeyEntry {
   key: string;
@@ -97,6 +104,7 @@ export function recordCliRun(
   registerKey(givenKey, 'cli-env');
   // A PostgreSQL password given to `publish` gets the API key's protection (docs/destinations.md).
   registerKey(env.PGPASSWORD, 'cli-env');
+  for (const name of AWS_SECRET_ENV) registerKey(env[name], 'aws-env');
   const cliDir = join(dir, 'cli');
   mkdirSync(cliDir, { recursive: true });
   // A worker may evaluate this module again for its next test file: the random part keeps names

@@ -18,12 +18,15 @@ import { declareCommands } from '../../../src/cli/program.js';
 
 const CWD = '/work/here';
 
+/** The config's destinations both spellings are checked against (only the type is read). */
+const DESTINATIONS = { lake: { type: 's3' }, archive: { type: 's3' }, team: { type: 'postgres' } } as const;
+
 /** The command's flags → the options its pipeline gets, as the command computes them. */
 const FROM_FLAGS: Record<StepType, (flags: Record<string, unknown>, cwd: string) => object> = {
   sync: syncOptionsFromFlags,
   export: exportOptionsFromFlags,
   enrich: enrichOptionsFromFlags,
-  snapshot: snapshotOptionsFromFlags,
+  snapshot: (flags, cwd) => snapshotOptionsFromFlags(flags, cwd, DESTINATIONS),
   publish: publishOptionsFromFlags,
 };
 
@@ -56,6 +59,7 @@ function viaStep(type: StepType, options: Record<string, unknown>): object {
     'pipelines.t.steps[0]',
     issues,
     CWD,
+    DESTINATIONS,
   );
   if (prepared === null) throw new Error(issues.join('; '));
   return prepared.options;
@@ -148,6 +152,11 @@ const ROWS: Record<StepType, Row[]> = {
     { name: 'an unknown table', argv: ['--tables', 'domains,nope'], step: { tables: ['domains', 'nope'] }, refused: /unknown table "nope"; valid tables are/ },
     { name: 'no table', argv: ['--tables', ','], step: { tables: [] }, refused: /at least one table name/ },
     { name: 'an empty --out', argv: ['--out', ''], step: { out: '' }, refused: /non-empty path/ },
+    { name: '--to, repeated', argv: ['--to', 'lake', '--to', 'archive', '--to', 'lake'], step: { to: ['lake', 'archive', 'lake'] }, options: { to: ['lake', 'archive'] } },
+    { name: '--to an unknown destination', argv: ['--to', 'nope'], step: { to: ['nope'] }, refused: /no destination named "nope" \(s3 destinations in the config: lake, archive\)/ },
+    { name: '--to a postgres destination', argv: ['--to', 'team'], step: { to: ['team'] }, refused: /destination "team" is of type postgres, not s3/ },
+    { name: '--to a bad name', argv: ['--to', '../x'], step: { to: ['../x'] }, refused: /"..\/x" is not a destination name/ },
+    { name: 'to: no destination', argv: ['--to', ' '], step: { to: [] }, refused: /at least one destination name/ },
   ],
   publish: [
     { name: 'no flags: every postgres destination, every table', argv: [], step: {}, options: { full: false } },
@@ -190,7 +199,7 @@ describe.each(Object.keys(ROWS) as StepType[])('%s: the flags and a step mean th
 describe('step options that are no flag', () => {
   it('an unknown key names the valid ones', () => {
     expect(() => viaStep('snapshot', { tabels: ['domains'] })).toThrow(
-      'pipelines.t.steps[0].options.tabels: unknown option of a snapshot step (valid: out, tables)',
+      'pipelines.t.steps[0].options.tabels: unknown option of a snapshot step (valid: out, tables, to)',
     );
   });
 
