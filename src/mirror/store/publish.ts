@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
 import { cachedStatement, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
-import { SNAPSHOT_TABLES, type LogicalColumnType } from './snapshot.js';
+import { logicalType, SNAPSHOT_TABLES, type LogicalColumnType } from './snapshot.js';
 
 /*
  * What `publish` reads from the mirror: the published tables, their columns with logical types,
@@ -27,20 +27,6 @@ export interface PublishColumn {
   type: LogicalColumnType;
   /** Position in the table's primary key (1-based), or 0 when not part of it. */
   pk: number;
-}
-
-const JSON_COLUMNS = new Set(['raw_profile', 'stats', 'filters', 'fields', 'cursor', 'data', 'raw']);
-const BOOLEAN_COLUMNS = new Set(['served_from_cache', 'billable']);
-
-function logicalType(name: string, declared: string): LogicalColumnType {
-  // `at` alone is the time of a change_log or credit_ledger row.
-  if (name === 'at' || name.endsWith('_at')) return 'timestamp';
-  if (JSON_COLUMNS.has(name)) return 'json';
-  if (BOOLEAN_COLUMNS.has(name)) return 'boolean';
-  const upper = declared.toUpperCase();
-  if (upper === 'INTEGER') return 'integer';
-  if (upper === 'REAL') return 'real';
-  return 'text';
 }
 
 /** Throws a usage error (exit 2) unless `table` is a table `publish` can send. */

@@ -37,8 +37,13 @@ export interface ColumnDescription {
 const JSON_COLUMNS = new Set(['raw_profile', 'stats', 'filters', 'fields', 'cursor', 'data', 'raw']);
 const BOOLEAN_COLUMNS = new Set(['served_from_cache', 'billable']);
 
-function logicalType(name: string, declared: string): LogicalColumnType {
-  if (name.endsWith('_at')) return 'timestamp';
+/**
+ * The logical type of a mirror column, for Parquet snapshots and for `publish` alike: `*_at` (and
+ * `at` alone, the time of a change_log or credit_ledger row) are timestamps, the JSON text and
+ * 0/1 columns by name, the rest by their declared SQLite type.
+ */
+export function logicalType(name: string, declared: string): LogicalColumnType {
+  if (name === 'at' || name.endsWith('_at')) return 'timestamp';
   if (JSON_COLUMNS.has(name)) return 'json';
   if (BOOLEAN_COLUMNS.has(name)) return 'boolean';
   const upper = declared.toUpperCase();
