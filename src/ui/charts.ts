@@ -17,6 +17,22 @@ export function seriesClass(index: number): string {
 }
 
 /** A round upper bound for an axis: 1, 2 or 5 × 10^n, at least `max`. */
+/** The `<svg>` every chart is drawn in: sized, labelled for assistive technology, titled. */
+function svgFrame(width: number, height: number, title: string, content: SafeHtml): SafeHtml {
+  return html`<svg
+    class="chart"
+    role="img"
+    aria-label="${title}"
+    viewBox="0 0 ${width} ${height}"
+    width="${width}"
+    height="${height}"
+    xmlns="http://www.w3.org/2000/svg"
+  >
+    <title>${title}</title>
+    ${content}
+  </svg>`;
+}
+
 function niceMax(max: number): number {
   if (max <= 0) return 1;
   const power = 10 ** Math.floor(Math.log10(max));
@@ -88,18 +104,7 @@ export function barChart(options: {
       ></g
     >`;
   });
-  return html`<svg
-    class="chart"
-    role="img"
-    aria-label="${options.title}"
-    viewBox="0 0 ${width} ${height}"
-    width="${width}"
-    height="${height}"
-    xmlns="http://www.w3.org/2000/svg"
-  >
-    <title>${options.title}</title>
-    ${axis(width, height, PAD, max)}${bars}
-  </svg>`;
+  return svgFrame(width, height, options.title, html`${axis(width, height, PAD, max)}${bars}`);
 }
 
 /** A series of {@link stackedBarChart}: one value per category. */
@@ -163,18 +168,7 @@ export function stackedBarChart(options: {
     (s, k) => html`<span class="legend-item"><span class="swatch ${seriesClass(k)}"></span>${s.name}</span>`,
   );
   return html`<figure class="chart-box">
-    <svg
-      class="chart"
-      role="img"
-      aria-label="${options.title}"
-      viewBox="0 0 ${width} ${height}"
-      width="${width}"
-      height="${height}"
-      xmlns="http://www.w3.org/2000/svg"
-    >
-      <title>${options.title}</title>
-      ${axis(width, height, PAD, max)}${stacks}
-    </svg>
+    ${svgFrame(width, height, options.title, html`${axis(width, height, PAD, max)}${stacks}`)}
     <figcaption class="legend">${legend}</figcaption>
   </figure>`;
 }
@@ -251,16 +245,5 @@ export function timeline(options: {
       >`,
     );
   }
-  return html`<svg
-    class="chart"
-    role="img"
-    aria-label="${options.title}"
-    viewBox="0 0 ${width} ${height}"
-    width="${width}"
-    height="${height}"
-    xmlns="http://www.w3.org/2000/svg"
-  >
-    <title>${options.title}</title>
-    ${rowLabels}${marks}${days}
-  </svg>`;
+  return svgFrame(width, height, options.title, html`${rowLabels}${marks}${days}`);
 }
