@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExportFormat } from '../../src/api/index.js';
+import { checkAllowance, type AllowanceState, type AllowanceStatus } from '../../src/runtime/allowance.js';
 import type { ExportIntent } from './intent.js';
 
 /*
@@ -119,8 +120,8 @@ export interface EstimateInput {
   maxCredits: number | undefined;
   /** The account's available credits, or null when it has no quota. */
   availableCredits: number | null;
-  /** What the credit allowances leave now (the smaller of day and month), null for none. */
-  allowanceRemaining?: number | null;
+  /** The credit allowances now, or null when none is configured. */
+  allowance?: AllowanceStatus | null;
 }
 
 /** The estimate and whether it allows creating the export. */
@@ -129,7 +130,7 @@ export type EstimateDecision =
   /** Over `--max-credits`: the run ends `budget_reached` (`ERR_OVER_MAX_CREDITS`), nothing spent. */
   | { kind: 'over_max_credits'; estimatedCredits: number; message: string }
   /** Over what the credit allowances leave: ends `budget_reached` (`ERR_OVER_ALLOWANCE`), nothing spent. */
-  | { kind: 'over_allowance'; estimatedCredits: number }
+  | { kind: 'over_allowance'; estimatedCredits: number; stoppedBy: AllowanceState }
   /** Over the account's available credits: `ERR_INSUFFICIENT_CREDITS`, nothing spent. */
   | { kind: 'insufficient_credits'; estimatedCredits: number; message: string };
 
@@ -148,9 +149,9 @@ export function checkEstimate(input: EstimateInput): EstimateDecision {
       message: `${cost}, ${priceSource}) exceeds --max-credits ${maxCredits}; nothing was spent`,
     };
   }
-  const allowanceRemaining = input.allowanceRemaining ?? null;
-  if (allowanceRemaining !== null && estimatedCredits > allowanceRemaining) {
-    return { kind: 'over_allowance', estimatedCredits };
+  const allowance = input.allowance ? checkAllowance(input.allowance, estimatedCredits) : null;
+  if (allowance !== null && !allowance.ok) {
+    return { kind: 'over_allowance', estimatedCredits, stoppedBy: allowance.stoppedBy };
   }
   if (availableCredits !== null && estimatedCredits > availableCredits) {
     return {

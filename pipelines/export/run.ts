@@ -25,11 +25,10 @@ import {
 } from './estimate.js';
 import {
   allowanceMessage,
-  checkAllowance,
   hasAllowance,
   readAllowance,
   reserveWithinAllowance,
-  type AllowanceStatus,
+  type AllowanceState,
 } from '../../src/runtime/allowance.js';
 import { clearIntent, readIntent, saveIntent, type ExportIntent } from './intent.js';
 import { applyRetention, loadExportFile } from './load.js';
@@ -226,7 +225,7 @@ class ExportRun {
       ...price,
       maxCredits,
       availableCredits: stats.availableCredits,
-      allowanceRemaining: stats.allowance?.remaining ?? null,
+      allowance: stats.allowance,
     });
     stats.estimatedCredits = decision.estimatedCredits;
     if (decision.kind === 'over_max_credits') {
@@ -242,7 +241,7 @@ class ExportRun {
         error: { code: 'ERR_OVER_MAX_CREDITS', message: decision.message },
       };
     }
-    if (decision.kind === 'over_allowance') return this.refusedByAllowance(stats.allowance!);
+    if (decision.kind === 'over_allowance') return this.refusedByAllowance(decision.stoppedBy);
     if (decision.kind === 'insufficient_credits') {
       throw new ExportError('ERR_INSUFFICIENT_CREDITS', decision.message);
     }
@@ -252,12 +251,9 @@ class ExportRun {
   }
 
   /** The export does not fit an allowance: nothing is spent, and the run ends like a budget stop. */
-  private refusedByAllowance(allowance: AllowanceStatus): Settled {
+  private refusedByAllowance(state: AllowanceState): Settled {
     const { stats } = this;
     const cost = stats.estimatedCredits ?? 0;
-    const stoppedBy = checkAllowance(allowance, cost);
-    // The estimate was over the remaining allowance, so one of the two refuses it.
-    const state = stoppedBy.ok ? (allowance.day ?? allowance.month)! : stoppedBy.stoppedBy;
     const message = `estimated cost ${cost} credits: ${allowanceMessage(state, cost)}; nothing was spent`;
     stats.stoppedByAllowance = { ...state, message };
     this.ctx.logger.warn('export refused: estimate over a credit allowance', {
@@ -301,8 +297,7 @@ class ExportRun {
           estimatedCredits: stats.estimatedCredits,
         }),
     );
-    if (!reserved.ok)
-      return this.refusedByAllowance(readAllowance(ctx.mirror, ctx.config.credits, ctx.clock()));
+    if (!reserved.ok) return this.refusedByAllowance(reserved.stoppedBy);
     let created;
     try {
       created = await this.api.createExport(
