@@ -47,15 +47,6 @@ export function spendPerPipeline(
   }>;
 }
 
-/** Credits in the ledger at or after `since` (ISO 8601); refunds (negative entries) subtract. */
-export function ledgerCreditsSince(mirror: Mirror, since: string): number {
-  const row = cachedStatement(
-    mirror,
-    'SELECT coalesce(sum(credits), 0) AS total FROM credit_ledger WHERE at >= ?',
-  ).get(since) as { total: number };
-  return row.total;
-}
-
 /** A ledger entry as the Credits page lists it, with the pipeline of its run. */
 export interface LedgerEntryRow {
   id: number;

@@ -1,4 +1,4 @@
-import { ledgerCreditsSince } from '../../mirror/store/ui-credits.js';
+import { creditsSpent } from '../../mirror/store/credits.js';
 import { latestAccountSnapshot } from '../../mirror/store/credits.js';
 import { listLocks } from '../../mirror/store/locks.js';
 import { lastRuns } from '../../mirror/store/runs.js';
@@ -23,8 +23,8 @@ export function overviewPage(ctx: UiContext, search: URLSearchParams): Page {
     freshness: freshnessHistogram(ctx.mirror, nowMs),
     locks: listLocks(ctx.mirror, now),
     runs: lastRuns(ctx.mirror),
-    today: ledgerCreditsSince(ctx.mirror, `${now.slice(0, 10)}T00:00:00.000Z`),
-    month: ledgerCreditsSince(ctx.mirror, `${now.slice(0, 7)}-01T00:00:00.000Z`),
+    today: creditsSpent(ctx.mirror, { since: `${now.slice(0, 10)}T00:00:00.000Z` }),
+    month: creditsSpent(ctx.mirror, { since: `${now.slice(0, 7)}-01T00:00:00.000Z` }),
     account: latestAccountSnapshot(ctx.mirror),
   }));
   const { counts } = data;
