@@ -1,9 +1,7 @@
-import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
-import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { upsertProfiles } from './profiles.js';
-import type { UpsertProfilesResult } from './profiles.js';
+import type { ListingColumns, UpsertProfilesResult } from './profiles.js';
 import {
   booleanColumn,
   integerColumn,
@@ -48,46 +46,25 @@ export function loadExportRows(
   rows: readonly ExportRowInput[],
   options: { syncedAt: string },
 ): LoadExportRowsResult {
-  const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
+  requiredTimestamp(options.syncedAt, 'syncedAt');
   const profiles = rows.map((row) => row.profile);
-  const listing: Array<[string | null, string | null, string]> = [];
-  rows.forEach((row, i) => {
-    if (row.companyName === undefined) return;
+  const listing = rows.map((row, i): ListingColumns | undefined => {
+    if (row.companyName === undefined) return undefined;
     const key = keyColumn(row.profile.domain_normalized, `rows[${i}].domain_normalized`);
-    listing.push([
-      textColumn(row.companyName, `rows[${i}] (${key}).company_name`),
-      timestampColumn(row.profile.last_enriched_at, `rows[${i}] (${key}).last_enriched_at`),
-      key,
-    ]);
+    return {
+      companyName: textColumn(row.companyName, `rows[${i}] (${key}).company_name`),
+      listingLastEnrichedAt: timestampColumn(
+        row.profile.last_enriched_at,
+        `rows[${i}] (${key}).last_enriched_at`,
+      ),
+    };
   });
-  const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
-  return inTransaction(mirror, () => {
-    const profilesResult = upsertProfiles(mirror, profiles, options);
-    const changeSeq = peekNextChangeSeq(mirror);
-    let listingChanges = 0;
-    // The listing columns in one guarded UPDATE per row (the row exists now): measured clearly
-    // faster than upsertDomainSummaries' read-then-upsert (load rates: docs/benchmarks.md
-    // "export"), and it leaves last_listed_at alone, because an export is not the GET /domains
-    // listing that sync's unlisting relies on.
-    for (const [companyName, lastEnrichedAt, key] of listing) {
-      listingChanges += setListing.run(
-        companyName,
-        lastEnrichedAt,
-        syncedAt,
-        changeSeq,
-        key,
-        companyName,
-        lastEnrichedAt,
-      ).changes;
-    }
-    if (listingChanges > 0) takeChangeSeq(mirror, changeSeq);
-    return { rows: rows.length, profiles: profilesResult };
-  });
+  // The listing columns go into the profile's own upsert (one write of a new domain's row, not an
+  // insert then an UPDATE; load rates: docs/benchmarks.md "export"). An export is not the
+  // GET /domains listing that sync's unlisting relies on, so last_listed_at is left alone.
+  const profilesResult = upsertProfiles(mirror, profiles, { syncedAt: options.syncedAt, listing });
+  return { rows: rows.length, profiles: profilesResult };
 }
-
-const SET_LISTING_COLUMNS = `
-  UPDATE domains SET company_name = ?, listing_last_enriched_at = ?, last_synced_at = ?, change_seq = ?
-  WHERE domain_normalized = ? AND (company_name IS NOT ? OR listing_last_enriched_at IS NOT ?)`;
 
 /**
  * Checks that a row would be accepted by {@link loadExportRows}, without writing anything:

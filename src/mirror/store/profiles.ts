@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
-import { nextChangeSeq } from './change-seq.js';
+import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { childRows, keyedChildWriter } from './child-history.js';
 import type { KeyedChildTable } from './child-history.js';
 import {
@@ -31,6 +31,19 @@ export const PROFILE_SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 
 export interface UpsertProfilesOptions {
   /** When the profiles were fetched (any ISO 8601 spelling); our bookkeeping time. */
   syncedAt: string;
+  /**
+   * Listing columns that came with the profiles (an export row's `company_name` and its
+   * `last_enriched_at` as listed), by position in `profiles`; `undefined` at a position leaves
+   * the stored listing columns alone. Values must already be checked (text, normalised
+   * timestamp). They are written by the same statement as the profile, not by a second UPDATE.
+   */
+  listing?: ReadonlyArray<ListingColumns | undefined>;
+}
+
+/** The listing columns {@link upsertProfiles} can write along with a profile. */
+export interface ListingColumns {
+  companyName: string | null;
+  listingLastEnrichedAt: string | null;
 }
 
 /** Counts returned by {@link upsertProfiles}. */
@@ -80,6 +93,36 @@ const UPSERT_PROFILE = `
     last_synced_at = excluded.last_synced_at,
     change_seq = excluded.change_seq
   WHERE profile_hash IS NOT excluded.profile_hash`;
+
+/**
+ * {@link UPSERT_PROFILE} for a profile that brings its listing columns (an export row): one
+ * statement writes both, so a new domain's row is written once and not rewritten by an UPDATE.
+ */
+const UPSERT_PROFILE_WITH_LISTING = UPSERT_PROFILE.replace(
+  'profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq)',
+  'profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq, company_name, listing_last_enriched_at)',
+)
+  .replace(
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  )
+  .replace(
+    '    change_seq = excluded.change_seq\n  WHERE profile_hash IS NOT excluded.profile_hash',
+    `    change_seq = excluded.change_seq,
+    company_name = excluded.company_name,
+    listing_last_enriched_at = excluded.listing_last_enriched_at
+  WHERE profile_hash IS NOT excluded.profile_hash
+     OR company_name IS NOT excluded.company_name
+     OR listing_last_enriched_at IS NOT excluded.listing_last_enriched_at`,
+  );
+
+/**
+ * The listing columns alone, for a profile whose content is unchanged (the row exists). It leaves
+ * last_listed_at alone: an export is not the GET /domains listing that sync's unlisting relies on.
+ */
+const SET_LISTING_COLUMNS = `
+  UPDATE domains SET company_name = ?, listing_last_enriched_at = ?, last_synced_at = ?, change_seq = ?
+  WHERE domain_normalized = ? AND (company_name IS NOT ? OR listing_last_enriched_at IS NOT ?)`;
 
 const UPSERT_SECTION = `
   INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at, mirror_updated_at, change_seq)
@@ -135,6 +178,8 @@ interface ProfileRows {
   licences: Map<string, LicenceRow> | null;
   paymentMethods: Map<string, PaymentMethodRow> | null;
   sections: Array<{ section: string; data: string | null }>;
+  /** Listing columns written with the profile (see {@link UpsertProfilesOptions.listing}). */
+  listing?: ListingColumns;
 }
 
 /**
@@ -222,11 +267,18 @@ export function upsertProfiles(
   const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
   const byKey = new Map<
     string,
-    { input: DomainProfileInput; index: number; key: string; hash: string; json: string }
+    {
+      input: DomainProfileInput;
+      index: number;
+      key: string;
+      hash: string;
+      json: string;
+      listing: ListingColumns | undefined;
+    }
   >();
   profiles.forEach((p, i) => {
     const key = keyColumn(p.domain_normalized, `profiles[${i}].domain_normalized`);
-    byKey.set(key, { input: p, index: i, key, ...profileJsonOf(p) });
+    byKey.set(key, { input: p, index: i, key, ...profileJsonOf(p), listing: options.listing?.[i] });
   });
   const all = [...byKey.values()];
   const result: UpsertProfilesResult = {
@@ -247,6 +299,8 @@ export function upsertProfiles(
   const readDomains = cachedStatement(mirror, SELECT_PROFILE_STATE);
   const upsertDomain = cachedStatement(mirror, UPSERT_PROFILE);
   const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
+  const withListing =
+    options.listing === undefined ? undefined : cachedStatement(mirror, UPSERT_PROFILE_WITH_LISTING);
   const { licences, paymentMethods } = inTransaction(mirror, () => {
     const storedHash = new Map<string, string | null>();
     for (const row of readDomains.all(JSON.stringify(all.map((p) => p.key))) as Array<{
@@ -261,25 +315,38 @@ export function upsertProfiles(
     // An unchanged profile is not even validated: the identical content passed validation when it
     // was written. The changed ones are all converted (and validated) before the first write, so
     // a bad value throws with nothing written (and the transaction rolls back regardless).
-    const changed = all
-      .filter((p) => storedHash.get(p.key) !== p.hash)
-      .map((p) => profileRows(p.input, p.index, syncedAt, p.hash, p.json));
+    const changed: ProfileRows[] = [];
+    const unchangedListing: Array<{ key: string; listing: ListingColumns }> = [];
+    for (const p of all) {
+      if (storedHash.get(p.key) !== p.hash) {
+        const rows = profileRows(p.input, p.index, syncedAt, p.hash, p.json);
+        if (p.listing !== undefined) rows.listing = p.listing;
+        changed.push(rows);
+      } else if (p.listing !== undefined) {
+        unchangedListing.push({ key: p.key, listing: p.listing });
+      }
+    }
     result.domains.unchanged = all.length - changed.length;
     // One change sequence value for every row this transaction writes (migration 0005); none is
     // taken when nothing will be written, so an unchanged batch changes no row at all.
-    const changeSeq = changed.length > 0 ? nextChangeSeq(mirror) : 0;
+    const changeSeq = changed.length > 0 || unchangedListing.length > 0 ? peekNextChangeSeq(mirror) : 0;
+    let wrote = false;
     const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
     const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
-    const storedLicences = licences.readStored(changed.filter((p) => p.licences !== null).map((p) => p.key));
+    // A domain not in the mirror has no stored children to compare with (they reference it).
+    const known = changed.filter((p) => storedHash.has(p.key));
+    const storedLicences = licences.readStored(known.filter((p) => p.licences !== null).map((p) => p.key));
     const storedPayments = paymentMethods.readStored(
-      changed.filter((p) => p.paymentMethods !== null).map((p) => p.key),
+      known.filter((p) => p.paymentMethods !== null).map((p) => p.key),
     );
 
     for (const p of changed) {
       // Domain first: the child tables reference it.
       if (storedHash.has(p.key)) result.domains.updated++;
       else result.domains.inserted++;
-      upsertDomain.run(...p.domain, changeSeq);
+      wrote = true;
+      if (p.listing === undefined || withListing === undefined) upsertDomain.run(...p.domain, changeSeq);
+      else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
       if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key));
       if (p.paymentMethods !== null) paymentMethods.apply(p.key, p.paymentMethods, storedPayments.get(p.key));
       for (const s of p.sections) {
@@ -293,6 +360,23 @@ export function upsertProfiles(
         ).changes;
       }
     }
+    if (unchangedListing.length > 0) {
+      const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
+      for (const { key, listing } of unchangedListing) {
+        const { companyName, listingLastEnrichedAt } = listing;
+        const changes = setListing.run(
+          companyName,
+          listingLastEnrichedAt,
+          syncedAt,
+          changeSeq,
+          key,
+          companyName,
+          listingLastEnrichedAt,
+        ).changes;
+        if (changes > 0) wrote = true;
+      }
+    }
+    if (wrote) takeChangeSeq(mirror, changeSeq);
     return { licences, paymentMethods };
   });
   result.licencesAdded = licences.counts.added;
