@@ -212,9 +212,12 @@ export class HttpTransport implements ApiTransport {
     }
   }
 
-  /** False for the no-op logger, so the hot path builds no log fields at all. */
+  /**
+   * Whether the transport's events (all at debug) are written: false for the no-op logger and
+   * below debug, so the hot path builds and redacts no log fields at all.
+   */
   get #logging(): boolean {
-    return this.#logger !== noopLogger;
+    return this.#logger !== noopLogger && (this.#logger.levelEnabled?.('debug') ?? true);
   }
 
   #log(msg: string, fields: Record<string, unknown>): void {

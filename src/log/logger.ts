@@ -16,6 +16,11 @@ export interface Logger {
   debug(msg: string, fields?: LogFields): void;
   /** A logger that adds `bindings` to every event. */
   child(bindings: LogFields): Logger;
+  /**
+   * Whether events at `level` are written at all, so a hot path can skip building (and
+   * redacting) fields nobody reads. A logger without it is taken to write every level.
+   */
+  levelEnabled?(level: 'error' | 'warn' | 'info' | 'debug'): boolean;
 }
 
 /** A logger that drops everything. */

@@ -55,6 +55,7 @@ function wrap(instance: pino.Logger): Logger {
     info: (msg, fields) => emit('info', msg, fields),
     debug: (msg, fields) => emit('debug', msg, fields),
     child: (bindings) => wrap(instance.child(redact(bindings))),
+    levelEnabled: (level) => instance.isLevelEnabled(level),
   };
 }
 
