@@ -26,7 +26,7 @@ export interface SyncOptions {
   perPage?: number;
   /** Listing passes at most when the catalogue moves under the cursor. @default 3 */
   maxPasses?: number;
-  /** Profiles per write request to the mirror writer thread. @default 250 */
+  /** Profiles per write request to the mirror writer thread (sorted by domain there). @default 1000 */
   batchSize?: number;
 }
 
@@ -153,7 +153,7 @@ class SyncRun {
     this.fetchProfiles = options.profiles ?? true;
     this.full = options.full ?? false;
     this.maxPasses = options.maxPasses ?? 3;
-    this.batchSize = options.batchSize ?? 250;
+    this.batchSize = options.batchSize ?? 1000;
     const concurrency = options.concurrency ?? ctx.config.sync.concurrency ?? ctx.config.api.concurrency;
     this.queue = new TaskQueue({ concurrency, maxWaiting: Math.max(concurrency * 4, this.perPage) });
     this.lastFlushMs = ctx.clock();
