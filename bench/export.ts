@@ -17,7 +17,7 @@
  *   `INSERT … ON CONFLICT DO UPDATE` per domain, per licence and per payment method, in 2,000-row
  *   transactions: what a loader without validation, history, sections or change log would do.
  *
- * Run on its own after `npm run build`: `node dist/bench/export.js [rows]` prints the result as
+ * Run on its own after `npm run build`: `node dist/bench/export.js [rows] [json,csv]` prints the result as
  * JSON. `bench/run.ts` calls {@link runExportBench}.
  */
 import { spawn } from 'node:child_process';
@@ -392,8 +392,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   else if (flag === '--ceiling') await ceilingChild(a!, b as 'json' | 'csv', c!);
   else {
     const rows = flag === undefined ? undefined : Number(flag);
+    const formats = a === undefined ? undefined : (a.split(',') as Array<'json' | 'csv'>);
     process.stdout.write(
-      `${JSON.stringify(await runExportBench(rows === undefined ? {} : { rows }), null, 2)}\n`,
+      `${JSON.stringify(await runExportBench({ ...(rows === undefined ? {} : { rows }), ...(formats ? { formats } : {}) }), null, 2)}\n`,
     );
   }
 }
