@@ -80,7 +80,10 @@ function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
       listing_last_enriched_at: timestampColumn(s.last_enriched_at, `${where} (${key}).last_enriched_at`),
     });
   });
-  return [...byKey.values()];
+  // In key order, as upsertProfiles writes: one sweep over the B-trees keyed by domain.
+  return [...byKey.values()].sort((a, b) =>
+    a.domain_normalized < b.domain_normalized ? -1 : a.domain_normalized > b.domain_normalized ? 1 : 0,
+  );
 }
 
 /**
