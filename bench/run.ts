@@ -318,6 +318,13 @@ async function optionalBench(name: string, file: string, fn: string): Promise<Be
   };
 }
 
+/** `benchNotes` of a bench in its own module (bench/NAME.ts), if it has one. */
+async function moduleNotes(name: string): Promise<BenchModule['notes']> {
+  if (!existsSync(join(import.meta.dirname, `${name}.js`))) return undefined;
+  const mod = (await import(`./${name}.js`)) as Record<string, unknown>;
+  return mod.benchNotes as BenchModule['notes'];
+}
+
 async function main(): Promise<void> {
   const requested = process.argv.slice(2);
   const all = ['client', 'sync', 'export', 'enrich', 'snapshot', 'ui', 'publish'];
@@ -412,7 +419,8 @@ export async function writeReport(): Promise<void> {
       if (f.met === false) missed.push(`${name}: ${f.figure} (${f.ratio}, target ${f.target})`);
     // Notes are derived from the stored result, so a reworded note needs no new measurement.
     const module = BENCHES[name] ? await BENCHES[name]() : undefined;
-    const notes = module?.notes ? module.notes(record.result) : (record.notes ?? []);
+    const notesOf = module?.notes ?? (await moduleNotes(name));
+    const notes = notesOf ? notesOf(record.result) : (record.notes ?? []);
     lines.push(
       `## ${name}`,
       '',
