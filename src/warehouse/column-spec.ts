@@ -221,6 +221,10 @@ export function timestampMicros(value: unknown): number | null {
     return Number.isNaN(ms) ? null : ms * 1000;
   }
   if (typeof value !== 'string') return null;
+  if (value.length === 24) {
+    const fast = canonicalMillisMicros(value);
+    if (fast !== null) return fast;
+  }
   const m = CANONICAL_ISO.exec(value);
   if (m !== null) {
     const year = Number(m[1]);
@@ -253,6 +257,62 @@ export function timestampMicros(value: unknown): number | null {
   // normalizeTimestamp accepts a bare date; a snapshot timestamp column wants a date-time.
   if (!/T/.test(value) && !/ /.test(value.trim())) return null;
   return Date.parse(normalized) * 1000;
+}
+
+/** `'0'`…`'9'` of `text` at `at`, or -1. */
+function digit(text: string, at: number): number {
+  const d = text.charCodeAt(at) - 48;
+  return d >= 0 && d <= 9 ? d : -1;
+}
+
+/**
+ * The mirror's own spelling, `YYYY-MM-DDTHH:MM:SS.sssZ` (24 characters, year ≥ 1000), read
+ * with character codes: no regular expression, no substring, no Date. Returns `null` for anything
+ * else (other spellings, impossible fields), which then takes the general path.
+ */
+function canonicalMillisMicros(v: string): number | null {
+  if (
+    v.charCodeAt(4) !== 45 || // -
+    v.charCodeAt(7) !== 45 ||
+    v.charCodeAt(10) !== 84 || // T
+    v.charCodeAt(13) !== 58 || // :
+    v.charCodeAt(16) !== 58 ||
+    v.charCodeAt(19) !== 46 || // .
+    v.charCodeAt(23) !== 90 // Z
+  ) {
+    return null;
+  }
+  let fields = 0;
+  const two = (at: number): number => {
+    const a = digit(v, at);
+    const b = digit(v, at + 1);
+    if (a < 0 || b < 0) fields = -1;
+    return a * 10 + b;
+  };
+  const year = two(0) * 100 + two(2);
+  const month = two(5);
+  const day = two(8);
+  const hour = two(11);
+  const minute = two(14);
+  const second = two(17);
+  const m0 = digit(v, 20);
+  const m1 = digit(v, 21);
+  const m2 = digit(v, 22);
+  if (fields < 0 || m0 < 0 || m1 < 0 || m2 < 0 || year < 1000) return null;
+  const leapOk = month !== 2 || day < 29 || (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > (DAYS_IN_MONTH[month - 1] ?? 0) ||
+    !leapOk ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  ) {
+    return null;
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, m0 * 100 + m1 * 10 + m2) * 1000;
 }
 
 function convertTimestampMicros(value: unknown): unknown {

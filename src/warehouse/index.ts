@@ -4,6 +4,7 @@ export { SnapshotSchemaError, SnapshotValueError, SnapshotWriteError } from './e
 export { DEFAULT_MAX_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_SIZE, writeParquetFile } from './parquet-writer.js';
 export type {
   ParquetCompression,
+  Row,
   RowSource,
   WriteParquetFileOptions,
   WriteParquetFileResult,

@@ -17,8 +17,14 @@ export type ParquetCompression = 'SNAPPY' | 'GZIP' | 'UNCOMPRESSED';
 /** Rows per row group when the caller does not choose. */
 export const DEFAULT_ROW_GROUP_SIZE = 100_000;
 
-/** A row source: plain objects keyed by column name, pulled lazily. */
-export type RowSource = Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
+/**
+ * One row: a plain object keyed by column name, or an array of the values in column order (what
+ * better-sqlite3's `.raw()` gives; no object per row, no lookup by name).
+ */
+export type Row = Record<string, unknown> | readonly unknown[];
+
+/** A row source, pulled lazily. */
+export type RowSource = Iterable<Row> | AsyncIterable<Row>;
 
 /** What {@link writeParquetFile} takes. */
 export interface WriteParquetFileOptions {
@@ -28,7 +34,8 @@ export interface WriteParquetFileOptions {
   columns: readonly ColumnSpec[];
   /**
    * Rows, pulled one at a time (an array, a generator, a better-sqlite3 `.iterate()`, an async
-   * cursor). Extra keys are ignored; a missing key is a null.
+   * cursor). Object rows: extra keys are ignored, a missing key is a null. Array rows: value `i`
+   * is column `i`; extra trailing values are ignored, missing ones are nulls.
    */
   rows: RowSource;
   /**
@@ -226,7 +233,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
     for (;;) {
       const step = iterator.sync ? iterator.sync.next() : await iterator.async.next();
       if (step.done === true) break;
-      const row = step.value;
+      const row = step.value as Row;
       if (row === null || typeof row !== 'object') {
         throw new SnapshotValueError(
           table,
@@ -236,9 +243,10 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
           `expected a row object, got ${previewValue(row)}`,
         );
       }
+      const values = Array.isArray(row) ? (row as readonly unknown[]) : undefined;
       for (let c = 0; c < width; c++) {
         const column = prepared[c]!;
-        const raw = row[names[c]!];
+        const raw = values ? values[c] : (row as Record<string, unknown>)[names[c]!];
         let value: unknown;
         if (raw === null || raw === undefined) {
           if (!column.nullable) {
@@ -304,18 +312,16 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   return { path, rows: rowIndex, bytes: size, rowGroups, sha256 };
 }
 
-type OpenIterator =
-  | { sync: Iterator<Record<string, unknown>>; async?: undefined }
-  | { sync?: undefined; async: AsyncIterator<Record<string, unknown>> };
+type OpenIterator = { sync: Iterator<Row>; async?: undefined } | { sync?: undefined; async: AsyncIterator<Row> };
 
 function openIterator(rows: RowSource): OpenIterator {
   // Pull sync sources synchronously: awaiting each of a million rows would cost a microtask
   // per row for nothing.
   if (typeof (rows as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
-    return { async: (rows as AsyncIterable<Record<string, unknown>>)[Symbol.asyncIterator]() };
+    return { async: (rows as AsyncIterable<Row>)[Symbol.asyncIterator]() };
   }
   if (typeof (rows as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    return { sync: (rows as Iterable<Record<string, unknown>>)[Symbol.iterator]() };
+    return { sync: (rows as Iterable<Row>)[Symbol.iterator]() };
   }
   throw new SnapshotSchemaError('rows must be an iterable or an async iterable');
 }

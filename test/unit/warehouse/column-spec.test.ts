@@ -36,6 +36,25 @@ describe('timestampMicros', () => {
     expect(timestampMicros(text)).toBeNull();
   });
 
+  it('reads the mirror spelling exactly as Date.parse does, over many instants', () => {
+    // The 24-character form has its own fast path; it must agree with the general one.
+    let ms = Date.UTC(1000, 0, 1);
+    const step = 140_737_488_355; // about 4.5 years and an odd number of milliseconds: up to year 9900
+    for (let i = 0; i < 2000; i++, ms += step) {
+      const text = new Date(ms).toISOString();
+      expect(text).toHaveLength(24);
+      expect(timestampMicros(text)).toBe(Date.parse(text) * 1000);
+    }
+  });
+
+  it.each(['2024-0a-31T12:00:00.000Z', '2024-01-31T12:00:00.00xZ', '2024-01-31t12:00:00.000Z', '0999-01-31T12:00:00.000Z'])(
+    'does not take %j on the fast path',
+    (text) => {
+      const slow = /^0/.test(text) ? Date.UTC(999, 0, 31, 12) * 1000 : null;
+      expect(timestampMicros(text)).toBe(slow);
+    },
+  );
+
   it('takes Date objects and rejects invalid ones and other types', () => {
     expect(timestampMicros(new Date(1_700_000_000_123))).toBe(1_700_000_000_123_000);
     expect(timestampMicros(new Date(Number.NaN))).toBeNull();
