@@ -10,8 +10,9 @@
  *   with the bin's Node options);
  * - (b) `duckdb`: a bare DuckDB snapshot of the same tables ({@link duckdbChild}): better-sqlite3
  *   reads each table, the DuckDB Appender fills an in-memory table, and
- *   `COPY … TO '…parquet' (FORMAT parquet, COMPRESSION snappy)` writes it, with the same column
- *   types as ours (timestamps `TIMESTAMP WITH TIME ZONE`, integers BIGINT, booleans BOOLEAN).
+ *   `COPY … TO '…parquet' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)` writes it: the
+ *   same codec and level as ours and the same column types (timestamps `TIMESTAMP WITH TIME
+ *   ZONE`, integers BIGINT, booleans BOOLEAN).
  *
  * Peak RSS of each child comes from a tiny `--import` module (`peak-rss-on-exit.ts`) that writes
  * `process.resourceUsage().maxRSS` to a file when the process exits; both sides load it.
@@ -62,6 +63,8 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const RSS_HOOK = pathToFileURL(join(import.meta.dirname, 'peak-rss-on-exit.js')).href;
 const TARGET_RATIO = 2;
+/** Our default codec and level (src/warehouse/parquet-writer.ts), given to DuckDB too. */
+const ZSTD_LEVEL = 1;
 const TARGET_PEAK_RSS_MB = 512;
 /** The tables `snapshot` writes by default (src/mirror/store/snapshot.ts SNAPSHOT_TABLES). */
 const TABLES = [
@@ -208,7 +211,7 @@ function duckType(name: string, declared: string): 'TIMESTAMPTZ' | 'BIGINT' | 'D
 /**
  * The bare DuckDB snapshot (child side): every table read with better-sqlite3 (`.raw()`, exact
  * integers), appended into an in-memory DuckDB table (timestamps as VARCHAR, cast on COPY), then
- * `COPY (SELECT …) TO 'x.parquet' (FORMAT parquet, COMPRESSION snappy)`.
+ * `COPY (SELECT …) TO 'x.parquet' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`.
  */
 async function duckdbChild(sqlitePath: string, outDir: string): Promise<void> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
@@ -256,7 +259,7 @@ async function duckdbChild(sqlitePath: string, outDir: string): Promise<void> {
         .join(', ');
       const out = join(outDir, `${table}.parquet`).replaceAll("'", "''");
       await connection.run(
-        `COPY (SELECT ${columns} FROM "${table}") TO '${out}' (FORMAT parquet, COMPRESSION snappy)`,
+        `COPY (SELECT ${columns} FROM "${table}") TO '${out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL})`,
       );
       await connection.run(`DROP TABLE "${table}"`);
     }
