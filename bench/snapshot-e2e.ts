@@ -27,6 +27,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { startSimulator } from '../src/simulator/index.js';
 import { CLI_NODE_OPTIONS } from '../src/util/heap-growth.js';
+import { profileBreakdown } from './cpu-profile-breakdown.js';
+import type { PhaseShare } from './cpu-profile-breakdown.js';
 
 /** Options of {@link runSnapshotE2eBench}. */
 export interface SnapshotE2eBenchOptions {
@@ -55,6 +57,11 @@ export interface SnapshotE2eBenchResult {
   duckdb: E2eRun & { runs: E2eRun[] };
   /** cli median wall / duckdb median wall. Target ≤ 2. */
   ratio: number;
+  /**
+   * One more CLI run under `--cpu-prof` (slower than the timed runs by the profiler's cost):
+   * its wall time, the part the profile covers, and that part split into phases.
+   */
+  profile: { wallSeconds: number; profiledMs: number; phases: PhaseShare[] };
   targets: { ratioMax: number; peakRssMbMax: number };
   meetsTargets: { ratio: boolean; peakRss: boolean };
 }
@@ -99,6 +106,14 @@ export async function runSnapshotE2eBench(
         await timeChild(dir, [CLI, 'snapshot', '--db', db, '--out', join(dir, 'cli')], CLI_NODE_OPTIONS),
       );
     }
+    const profDir = join(dir, 'prof');
+    const profiled = await timeChild(
+      dir,
+      [CLI, 'snapshot', '--db', db, '--out', join(dir, 'cli')],
+      [...CLI_NODE_OPTIONS, '--cpu-prof', `--cpu-prof-dir=${profDir}`],
+    );
+    const [profFile] = await readdir(profDir);
+    const breakdown = await profileBreakdown(join(profDir, profFile!));
     const cli = summarise(cliRuns);
     const duckdb = summarise(duckRuns);
     const ratio = round(cli.wallSeconds / duckdb.wallSeconds, 2);
@@ -111,6 +126,7 @@ export async function runSnapshotE2eBench(
       cli,
       duckdb,
       ratio,
+      profile: { wallSeconds: round(profiled.wallSeconds, 2), ...breakdown },
       targets: { ratioMax: TARGET_RATIO, peakRssMbMax: TARGET_PEAK_RSS_MB },
       meetsTargets: { ratio: ratio <= TARGET_RATIO, peakRss: cli.peakRssMb < TARGET_PEAK_RSS_MB },
     };

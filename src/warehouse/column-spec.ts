@@ -315,9 +315,13 @@ function canonicalMillisMicros(v: string): number | null {
   return Date.UTC(year, month - 1, day, hour, minute, second, m0 * 100 + m1 * 10 + m2) * 1000;
 }
 
+// Timestamps stay numbers (safe integers) while a row group is buffered: hyparquet-writer turns
+// an INT64 TIMESTAMP column's numbers into bigints itself when it encodes the column, so the
+// bigints live for one column write instead of being promoted with the buffered group (less GC),
+// and the bytes are the same as with bigints.
 function convertTimestampMicros(value: unknown): unknown {
   const micros = timestampMicros(value);
-  return micros === null || !Number.isSafeInteger(micros) ? INVALID : BigInt(micros);
+  return micros === null || !Number.isSafeInteger(micros) ? INVALID : micros;
 }
 
 function convertTimestampMillis(value: unknown): unknown {
