@@ -47,7 +47,8 @@ export async function profileBreakdown(path: string): Promise<{ profiledMs: numb
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const stackOf = (id: number): ProfileNode[] => {
     const stack: ProfileNode[] = [];
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) stack.push(byId.get(cur)!);
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur))
+      stack.push(byId.get(cur)!);
     return stack; // innermost first
   };
   const phaseCache = new Map<number, number>();
@@ -83,18 +84,28 @@ function classify(stack: ProfileNode[]): number {
   const inUrl = (part: string): boolean => stack.some((n) => n.callFrame.url.includes(part));
   if (!inStack('writeParquetFile')) {
     if (inStack('writeOut') || /fsync|rename|writeFileAtomic|updateManifest/i.test(name)) return 6;
-    if (inUrl('/pipelines/') || inUrl('/src/') || inUrl('node_modules') || url.startsWith('node:internal/modules'))
+    if (
+      inUrl('/pipelines/') ||
+      inUrl('/src/') ||
+      inUrl('node_modules') ||
+      url.startsWith('node:internal/modules')
+    )
       return 0;
     return 8;
   }
-  if (url.includes('hyparquet-writer/src/snappy') || /zstd|Zstd|zlib/.test(name) || url === 'node:zlib') return 4;
+  if (url.includes('hyparquet-writer/src/snappy') || /zstd|Zstd|zlib/.test(name) || url === 'node:zlib')
+    return 4;
   if (inStack('zstdCompressSync') || inStack('gzipSync') || inStack('snappyCompress')) return 4;
   if (url.startsWith('node:internal/crypto') || inStack('digest')) return 5;
-  if (inStack('writeOut') || /^(writeSync|fsync|fsyncSync|close|closeSync|open|openSync|rename|writeBuffer)$/.test(name))
+  if (
+    inStack('writeOut') ||
+    /^(writeSync|fsync|fsyncSync|close|closeSync|open|openSync|rename|writeBuffer)$/.test(name)
+  )
     return 6;
-  if (url.includes('hyparquet-writer') || url === 'node:internal/encoding' || name === 'encodeUtf8String') return 3;
+  if (url.includes('hyparquet-writer') || url === 'node:internal/encoding' || name === 'encodeUtf8String')
+    return 3;
   if (inStack('flushGroup')) return 3;
-  if (name === 'iterateTableRowArrays' || url.includes('better-sqlite3') || inStack('all')) return 1;
+  if (name.startsWith('iterateTableRow') || url.includes('better-sqlite3') || inStack('all')) return 1;
   if (url.includes('/warehouse/') || url.includes('/pipelines/snapshot')) return 2;
   return 8;
 }

@@ -199,7 +199,11 @@ function runNode(
 ): Promise<{ code: number | null; stderr: string }> {
   // No DOMAIN_SYNC_* variable of the caller's shell leaks in; no config file in `cwd`.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('DOMAIN_SYNC_')));
-  const child = spawn(process.execPath, args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
@@ -215,7 +219,10 @@ function summarise(runs: E2eRun[]): E2eRun & { runs: E2eRun[] } {
 }
 
 /** DuckDB type of a mirror column, the same mapping as `logicalType` in src/mirror/store/snapshot.ts. */
-function duckType(name: string, declared: string): 'TIMESTAMPTZ' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR' {
+function duckType(
+  name: string,
+  declared: string,
+): 'TIMESTAMPTZ' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR' {
   if (name === 'at' || name.endsWith('_at')) return 'TIMESTAMPTZ';
   if (['served_from_cache', 'billable'].includes(name)) return 'BOOLEAN';
   const upper = declared.toUpperCase();
@@ -239,7 +246,9 @@ async function duckdbChild(sqlitePath: string, outDir: string): Promise<void> {
   try {
     await connection.run("SET TimeZone = 'UTC'");
     for (const table of TABLES) {
-      const info = sqlite.prepare(`SELECT name, type FROM pragma_table_info(?) ORDER BY cid`).all(table) as Array<{
+      const info = sqlite
+        .prepare(`SELECT name, type FROM pragma_table_info(?) ORDER BY cid`)
+        .all(table) as Array<{
         name: string;
         type: string;
       }>;

@@ -8,7 +8,7 @@ import {
   type TablePublishResult,
 } from '../src/destinations/postgres/index.js';
 import { redactText } from '../src/log/redact.js';
-import { openPublishReader, PUBLISH_TABLES, type PublishTable } from '../src/mirror/store/publish.js';
+import { openPublishReader, type PublishTable } from '../src/mirror/store/publish.js';
 import { getSyncState, setSyncState } from '../src/mirror/store/sync-state.js';
 import type { ProgressTask } from '../src/runtime/progress.js';
 import { errorCode, runPipeline } from '../src/runtime/run.js';
@@ -119,7 +119,6 @@ export function resolvePublishDestinations(
   }
   return out;
 }
-
 
 /**
  * `publish`: sends the mirror rows changed since the last publish to each PostgreSQL destination

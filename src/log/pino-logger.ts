@@ -1,5 +1,6 @@
 import { pino, type DestinationStream } from 'pino';
 import { createRequire } from 'node:module';
+import type * as PinoPrettyModule from 'pino-pretty';
 import type { LogFields, Logger, LogLevel } from './logger.js';
 import { redact, redactText } from './redact.js';
 
@@ -8,8 +9,8 @@ import { redact, redactText } from './redact.js';
  * pretty lines, and a command whose logs are JSON (a pipe, a scheduler, a benchmark) should not
  * pay for loading it at start-up.
  */
-function loadPinoPretty(): typeof import('pino-pretty').PinoPretty {
-  return (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')).PinoPretty;
+function loadPinoPretty(): typeof PinoPrettyModule.PinoPretty {
+  return (createRequire(import.meta.url)('pino-pretty') as typeof PinoPrettyModule).PinoPretty;
 }
 
 /** Options of {@link createPinoLogger}. */

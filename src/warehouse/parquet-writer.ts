@@ -337,7 +337,8 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   return { path, rows: rowIndex, bytes: size, rowGroups, sha256 };
 }
 
-type OpenIterator = { sync: Iterator<Row>; async?: undefined } | { sync?: undefined; async: AsyncIterator<Row> };
+type OpenIterator =
+  { sync: Iterator<Row>; async?: undefined } | { sync?: undefined; async: AsyncIterator<Row> };
 
 function openIterator(rows: RowSource): OpenIterator {
   // Pull sync sources synchronously: awaiting each of a million rows would cost a microtask

@@ -250,8 +250,19 @@ describe('writeParquetFile read back by DuckDB', () => {
     const first = await writeParquetFile({ path: zstd, columns: COLUMNS, rows, rowGroupSize: 2_000 });
     // Array rows (what the snapshot pipeline passes) give the same file as object rows.
     const arrays = rows.map((row) => COLUMNS.map((c) => (row as Record<string, unknown>)[c.name]));
-    const second = await writeParquetFile({ path: again, columns: COLUMNS, rows: arrays, rowGroupSize: 2_000 });
-    await writeParquetFile({ path: snappy, columns: COLUMNS, rows, rowGroupSize: 2_000, compression: 'SNAPPY' });
+    const second = await writeParquetFile({
+      path: again,
+      columns: COLUMNS,
+      rows: arrays,
+      rowGroupSize: 2_000,
+    });
+    await writeParquetFile({
+      path: snappy,
+      columns: COLUMNS,
+      rows,
+      rowGroupSize: 2_000,
+      compression: 'SNAPPY',
+    });
     const codecs = await duckdbQuery(`SELECT DISTINCT compression FROM parquet_metadata(${sqlString(zstd)})`);
     expect(codecs.rows).toEqual([{ compression: 'ZSTD' }]);
     expect(second.sha256).toBe(first.sha256);
