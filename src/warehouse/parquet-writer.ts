@@ -238,6 +238,9 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
 
     const width = prepared.length;
     const names = prepared.map((column) => column.spec.name);
+    // text and json columns keep a string as it is (their converters return it unchanged), so
+    // the most common cell skips the converter call.
+    const keepsStrings = prepared.map((column) => column.spec.type === 'text' || column.spec.type === 'json');
     let buffers: unknown[][] = prepared.map(() => []);
     let buffered = 0;
     let bufferedBytes = 0;
@@ -284,6 +287,8 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
             );
           }
           value = null;
+        } else if (typeof raw === 'string' && keepsStrings[c]) {
+          value = raw;
         } else {
           value = column.convert(raw);
           if (value === INVALID) {
