@@ -127,7 +127,7 @@ export async function snapshotPipeline(
           table,
           columns: describeTable(runCtx.mirror, table),
           rows: countRows(
-            iterateTableRowArrays(runCtx.mirror, table, { batchSize: options.batchSize }),
+            iterateTableRowArrays(runCtx.mirror, table, { batchSize: options.batchSize, jsonAsBytes: true }),
             progress.get(table)!,
           ),
           rowCount,

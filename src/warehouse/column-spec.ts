@@ -23,7 +23,7 @@ export const COLUMN_TYPES: readonly ColumnType[] = [
  * | type | accepted JS input | Parquet | DuckDB |
  * |---|---|---|---|
  * | `text` | string | BYTE_ARRAY, STRING (UTF8) | VARCHAR |
- * | `json` | string (kept as is) or any other value (`JSON.stringify`) | BYTE_ARRAY, STRING (UTF8) | VARCHAR |
+ * | `json` | string or UTF-8 bytes (`Uint8Array`, kept as is) or any other value (`JSON.stringify`) | BYTE_ARRAY, STRING (UTF8) | VARCHAR |
  * | `integer` | safe-integer number or bigint in int64 range | INT64 | BIGINT |
  * | `real` | number, or bigint (converted to number) | DOUBLE | DOUBLE |
  * | `boolean` | true/false, 0/1, 0n/1n | BOOLEAN | BOOLEAN |
@@ -173,6 +173,9 @@ function convertText(value: unknown): unknown {
 
 function convertJson(value: unknown): unknown {
   if (typeof value === 'string') return value;
+  // The UTF-8 bytes of the JSON text (SQLite's own bytes, read as a BLOB): written as they are,
+  // with no decoding into a JS string and no encoding back.
+  if (value instanceof Uint8Array) return value;
   try {
     const text = JSON.stringify(value, (_key, inner: unknown) =>
       typeof inner === 'bigint' ? inner.toString() : inner,

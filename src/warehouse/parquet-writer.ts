@@ -75,8 +75,8 @@ export interface WriteParquetFileOptions {
   rowGroupSize?: number;
   /**
    * Also close a row group once its buffered values are estimated at this many bytes (string
-   * length plus a fixed per-value overhead), so wide tables (long JSON sections) get smaller
-   * groups instead of more memory. Peak RSS is several times this estimate, because
+   * length, or byte length for bytes, plus a fixed per-value overhead), so wide tables (long JSON
+   * sections) get smaller groups instead of more memory. Peak RSS is several times this estimate, because
    * hyparquet-writer makes per-value copies while encoding (current figures: docs/benchmarks.md
    * "snapshot"). Licence-like rows (~370 estimated bytes) stay at 100,000 rows per group under
    * the default.
@@ -303,7 +303,11 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
         }
         buffers[c]!.push(value);
         bufferedBytes +=
-          typeof value === 'string' ? value.length + VALUE_OVERHEAD_BYTES : VALUE_OVERHEAD_BYTES;
+          typeof value === 'string'
+            ? value.length + VALUE_OVERHEAD_BYTES
+            : value instanceof Uint8Array
+              ? value.byteLength + VALUE_OVERHEAD_BYTES
+              : VALUE_OVERHEAD_BYTES;
       }
       rowIndex++;
       buffered++;

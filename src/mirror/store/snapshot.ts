@@ -92,6 +92,17 @@ export interface IterateTableRowsOptions {
   batchSize?: number;
 }
 
+/** Options of {@link iterateTableRowArrays}. */
+export interface IterateTableRowArraysOptions extends IterateTableRowsOptions {
+  /**
+   * Read `json` columns as their UTF-8 bytes (a `Buffer`, SQLite's own text bytes) instead of JS
+   * strings: for a writer that wants bytes anyway (Parquet), this skips decoding the largest
+   * values into strings and encoding them back.
+   * @default false
+   */
+  jsonAsBytes?: boolean;
+}
+
 /**
  * Streams every row of a snapshot table as `{column: value}` in rowid (insertion) order, from ONE
  * read transaction (a consistent snapshot even while another process writes).
@@ -127,13 +138,14 @@ export function* iterateTableRows(
 /**
  * {@link iterateTableRows} without the objects: each row is an array of its values in
  * {@link describeTable} order, as SQLite holds them (integers as `bigint`, booleans as `0n`/`1n`,
- * timestamps and JSON as text, NULL as `null`). What the snapshot writer reads: no object per
+ * timestamps and JSON as text, or JSON as UTF-8 bytes with `jsonAsBytes`, NULL as `null`). What
+ * the snapshot writer reads: no object per
  * row, no key lookups. Same transaction, batching and release rules as {@link iterateTableRows}.
  */
 export function* iterateTableRowArrays(
   mirror: Mirror,
   table: SnapshotTable,
-  options: IterateTableRowsOptions = {},
+  options: IterateTableRowArraysOptions = {},
 ): IterableIterator<unknown[]> {
   assertSnapshotTable(table);
   const columns = describeTable(mirror, table);
@@ -142,7 +154,11 @@ export function* iterateTableRowArrays(
   const reader = new Database(mirror.path, { readonly: true, fileMustExist: true });
   try {
     reader.pragma('busy_timeout = 5000');
-    const columnList = columns.map((c) => `"${c.name}"`).join(', ');
+    const columnList = columns
+      .map((c) =>
+        options.jsonAsBytes === true && c.type === 'json' ? `CAST("${c.name}" AS BLOB)` : `"${c.name}"`,
+      )
+      .join(', ');
     // Keyset pagination on rowid: each batch is a short query, and BEGIN … COMMIT pins all of
     // them to the same WAL snapshot. The rowid comes last, so popping it leaves the row.
     const page = reader
