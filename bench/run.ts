@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { snapshotE2eFigures, snapshotE2eNotes } from './snapshot-e2e-report.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const resultsDir = join(root, 'bench', 'results');
@@ -228,10 +229,12 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             met: r.meetsTargets.peakRss,
           },
           ...(r.upload ? uploadFigures(r.upload) : []),
+          ...(r.e2e ? snapshotE2eFigures(r.e2e) : []),
         ];
       },
-      notes: (r) =>
-        r.upload
+      notes: (r) => [
+        ...(r.e2e ? snapshotE2eNotes(r.e2e) : []),
+        ...(r.upload
           ? [
               `The upload figures: a mirror of ${r.upload.rows} rows (${Object.entries(
                 r.upload.rowsByTable as Record<string, number>,
@@ -246,7 +249,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
                 `CLI's Node options, to ${r.upload.server}; medians. The server shares this machine's 2 cores with the ` +
                 "uploader, so the rates are loopback rates, not a network's.",
             ]
-          : [],
+          : []),
+      ],
     };
   },
 };

@@ -31,6 +31,8 @@ import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { writeParquetFile } from '../src/warehouse/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { ColumnSpec } from '../src/warehouse/index.js';
+import { runSnapshotE2eBench } from './snapshot-e2e.js';
+import type { SnapshotE2eBenchResult } from './snapshot-e2e.js';
 import { runSnapshotUploadBench } from './snapshot-upload.js';
 import type { SnapshotUploadBenchResult } from './snapshot-upload.js';
 
@@ -64,6 +66,16 @@ export interface SnapshotBenchOptions {
    * @default true
    */
   upload?: boolean;
+  /**
+   * Also measure the end-to-end figure (bench/snapshot-e2e.ts): the CLI's `snapshot` of a mirror
+   * made by a full `sync`, against a bare DuckDB snapshot, spawn to exit.
+   * @default true
+   */
+  e2e?: boolean;
+  /** Simulator catalogue size of the end-to-end figure (about 11 mirror rows per domain). @default 20_000 */
+  e2eDomains?: number;
+  /** Alternating rounds of the end-to-end figure. @default 5 */
+  e2eRounds?: number;
 }
 
 /** One child-process run of one writer. */
@@ -113,6 +125,8 @@ export interface BenchResult {
   meetsTargets: { wallRatio: boolean | null; peakRss: boolean | null };
   /** The upload to S3-compatible storage, or null when not measured. */
   upload: SnapshotUploadBenchResult | null;
+  /** CLI `snapshot` vs a bare DuckDB snapshot, spawn to exit, or null when not measured. */
+  e2e: SnapshotE2eBenchResult | null;
 }
 
 const DEFAULT_ROWS = 1_000_000;
@@ -214,6 +228,10 @@ export async function runSnapshotBench(options: SnapshotBenchOptions = {}): Prom
     }
 
     const upload = options.upload === false ? null : await runSnapshotUploadBench();
+    const e2e =
+      options.e2e === false
+        ? null
+        : await runSnapshotE2eBench({ domains: options.e2eDomains, rounds: options.e2eRounds });
     const ours = results.find((r) => r.writer === 'ours');
     const duck = results.find((r) => r.writer === 'duckdb');
     const wallRatio = ours && duck ? round(ours.wallSeconds / duck.wallSeconds, 2) : null;
@@ -232,6 +250,7 @@ export async function runSnapshotBench(options: SnapshotBenchOptions = {}): Prom
         peakRss: ours ? ours.peakRssMb < TARGET_PEAK_RSS_MB : null,
       },
       upload,
+      e2e,
     };
   } finally {
     if (options.workDir === undefined) await rm(workDir, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import {
   type TablePublishResult,
 } from '../src/destinations/postgres/index.js';
 import { redactText } from '../src/log/redact.js';
-import { openPublishReader, PUBLISH_TABLES, type PublishTable } from '../src/mirror/store/publish.js';
+import { openPublishReader, type PublishTable } from '../src/mirror/store/publish.js';
 import { getSyncState, setSyncState } from '../src/mirror/store/sync-state.js';
 import type { ProgressTask } from '../src/runtime/progress.js';
 import { errorCode, runPipeline } from '../src/runtime/run.js';
@@ -16,6 +16,9 @@ import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { AbortedError, ConfigError, UsageError } from '../src/util/domain-sync-error.js';
 import { isoFromMs } from '../src/util/time.js';
+import { resolvePublishTables } from './publish-tables.js';
+
+export { resolvePublishTables };
 
 /** Options of {@link publishPipeline}; the CLI maps `publish`'s flags onto these. */
 export interface PublishOptions {
@@ -115,24 +118,6 @@ export function resolvePublishDestinations(
     out.push(destination);
   }
   return out;
-}
-
-/**
- * The tables to publish: every table of {@link PUBLISH_TABLES} when `names` is undefined or
- * empty, otherwise those named, in that list's order. Throws {@link UsageError} (exit 2) naming
- * each unknown table.
- */
-export function resolvePublishTables(names?: readonly string[]): PublishTable[] {
-  if (names === undefined || names.length === 0) return [...PUBLISH_TABLES];
-  const valid = PUBLISH_TABLES as readonly string[];
-  const unknown = names.filter((name) => !valid.includes(name));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `--tables: unknown table${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; ` +
-        `valid tables are ${PUBLISH_TABLES.join(', ')}`,
-    );
-  }
-  return PUBLISH_TABLES.filter((table) => names.includes(table));
 }
 
 /**

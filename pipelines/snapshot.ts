@@ -1,7 +1,7 @@
 import {
   SNAPSHOT_TABLES,
   describeTable,
-  iterateTableRows,
+  iterateTableRowArrays,
   tableRowCount,
 } from '../src/mirror/store/snapshot.js';
 import type { SnapshotTable } from '../src/mirror/store/snapshot.js';
@@ -127,7 +127,7 @@ export async function snapshotPipeline(
           table,
           columns: describeTable(runCtx.mirror, table),
           rows: countRows(
-            iterateTableRows(runCtx.mirror, table, { batchSize: options.batchSize }),
+            iterateTableRowArrays(runCtx.mirror, table, { batchSize: options.batchSize, jsonAsBytes: true }),
             progress.get(table)!,
           ),
           rowCount,
@@ -187,10 +187,7 @@ export async function snapshotPipeline(
 }
 
 /** Passes rows through, advancing the table's progress bar every {@link PROGRESS_EVERY_ROWS} rows. */
-function* countRows(
-  rows: Iterable<Record<string, unknown>>,
-  task: ProgressTask,
-): Generator<Record<string, unknown>, void, undefined> {
+function* countRows<T>(rows: Iterable<T>, task: ProgressTask): Generator<T, void, undefined> {
   let pending = 0;
   for (const row of rows) {
     yield row;

@@ -1,7 +1,8 @@
 import { PROFILE_SECTIONS } from '../../src/mirror/store/profiles.js';
 import { ENRICH_FILTERS, type EnrichOptions } from '../enrich/options.js';
 import type { ExportOptions } from '../export/types.js';
-import { resolvePublishTables, type PublishOptions } from '../publish.js';
+import type { PublishOptions } from '../publish.js';
+import { resolvePublishTables } from '../publish-tables.js';
 import { resolveSnapshotTables, type SnapshotOptions } from '../snapshot.js';
 import type { SyncOptions } from '../sync.js';
 import {

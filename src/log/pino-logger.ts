@@ -1,7 +1,17 @@
 import { pino, type DestinationStream } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type * as PinoPrettyModule from 'pino-pretty';
 import type { LogFields, Logger, LogLevel } from './logger.js';
 import { redact, redactText } from './redact.js';
+
+/**
+ * pino-pretty, loaded on first use (it is CommonJS, so synchronously): only a terminal gets
+ * pretty lines, and a command whose logs are JSON (a pipe, a scheduler, a benchmark) should not
+ * pay for loading it at start-up.
+ */
+function loadPinoPretty(): typeof PinoPrettyModule.PinoPretty {
+  return (createRequire(import.meta.url)('pino-pretty') as typeof PinoPrettyModule).PinoPretty;
+}
 
 /** Options of {@link createPinoLogger}. */
 export interface PinoLoggerOptions {
@@ -28,7 +38,7 @@ export function createPinoLogger(options: PinoLoggerOptions = {}): Logger {
     typeof options.destination === 'object'
       ? options.destination
       : options.pretty && options.destination === undefined
-        ? PinoPretty({
+        ? loadPinoPretty()({
             destination: 2,
             sync: true,
             colorize: true,

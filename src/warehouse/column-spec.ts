@@ -23,7 +23,7 @@ export const COLUMN_TYPES: readonly ColumnType[] = [
  * | type | accepted JS input | Parquet | DuckDB |
  * |---|---|---|---|
  * | `text` | string | BYTE_ARRAY, STRING (UTF8) | VARCHAR |
- * | `json` | string (kept as is) or any other value (`JSON.stringify`) | BYTE_ARRAY, STRING (UTF8) | VARCHAR |
+ * | `json` | string or UTF-8 bytes (`Uint8Array`, kept as is) or any other value (`JSON.stringify`) | BYTE_ARRAY, STRING (UTF8) | VARCHAR |
  * | `integer` | safe-integer number or bigint in int64 range | INT64 | BIGINT |
  * | `real` | number, or bigint (converted to number) | DOUBLE | DOUBLE |
  * | `boolean` | true/false, 0/1, 0n/1n | BOOLEAN | BOOLEAN |
@@ -173,6 +173,9 @@ function convertText(value: unknown): unknown {
 
 function convertJson(value: unknown): unknown {
   if (typeof value === 'string') return value;
+  // The UTF-8 bytes of the JSON text (SQLite's own bytes, read as a BLOB): written as they are,
+  // with no decoding into a JS string and no encoding back.
+  if (value instanceof Uint8Array) return value;
   try {
     const text = JSON.stringify(value, (_key, inner: unknown) =>
       typeof inner === 'bigint' ? inner.toString() : inner,
@@ -221,6 +224,10 @@ export function timestampMicros(value: unknown): number | null {
     return Number.isNaN(ms) ? null : ms * 1000;
   }
   if (typeof value !== 'string') return null;
+  if (value.length === 24) {
+    const fast = canonicalMillisMicros(value);
+    if (fast !== null) return fast;
+  }
   const m = CANONICAL_ISO.exec(value);
   if (m !== null) {
     const year = Number(m[1]);
@@ -255,9 +262,69 @@ export function timestampMicros(value: unknown): number | null {
   return Date.parse(normalized) * 1000;
 }
 
+/** `'0'`…`'9'` of `text` at `at`, or -1. */
+function digit(text: string, at: number): number {
+  const d = text.charCodeAt(at) - 48;
+  return d >= 0 && d <= 9 ? d : -1;
+}
+
+/**
+ * The mirror's own spelling, `YYYY-MM-DDTHH:MM:SS.sssZ` (24 characters, year ≥ 1000), read
+ * with character codes: no regular expression, no substring, no Date. Returns `null` for anything
+ * else (other spellings, impossible fields), which then takes the general path.
+ */
+function canonicalMillisMicros(v: string): number | null {
+  if (
+    v.charCodeAt(4) !== 45 || // -
+    v.charCodeAt(7) !== 45 ||
+    v.charCodeAt(10) !== 84 || // T
+    v.charCodeAt(13) !== 58 || // :
+    v.charCodeAt(16) !== 58 ||
+    v.charCodeAt(19) !== 46 || // .
+    v.charCodeAt(23) !== 90 // Z
+  ) {
+    return null;
+  }
+  let fields = 0;
+  const two = (at: number): number => {
+    const a = digit(v, at);
+    const b = digit(v, at + 1);
+    if (a < 0 || b < 0) fields = -1;
+    return a * 10 + b;
+  };
+  const year = two(0) * 100 + two(2);
+  const month = two(5);
+  const day = two(8);
+  const hour = two(11);
+  const minute = two(14);
+  const second = two(17);
+  const m0 = digit(v, 20);
+  const m1 = digit(v, 21);
+  const m2 = digit(v, 22);
+  if (fields < 0 || m0 < 0 || m1 < 0 || m2 < 0 || year < 1000) return null;
+  const leapOk = month !== 2 || day < 29 || (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > (DAYS_IN_MONTH[month - 1] ?? 0) ||
+    !leapOk ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  ) {
+    return null;
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, m0 * 100 + m1 * 10 + m2) * 1000;
+}
+
+// Timestamps stay numbers (safe integers) while a row group is buffered: hyparquet-writer turns
+// an INT64 TIMESTAMP column's numbers into bigints itself when it encodes the column, so the
+// bigints live for one column write instead of being promoted with the buffered group (less GC),
+// and the bytes are the same as with bigints.
 function convertTimestampMicros(value: unknown): unknown {
   const micros = timestampMicros(value);
-  return micros === null || !Number.isSafeInteger(micros) ? INVALID : BigInt(micros);
+  return micros === null || !Number.isSafeInteger(micros) ? INVALID : micros;
 }
 
 function convertTimestampMillis(value: unknown): unknown {

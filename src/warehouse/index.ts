@@ -1,9 +1,16 @@
 export { COLUMN_TYPES, timestampMicros } from './column-spec.js';
 export type { ColumnSpec, ColumnType, TimestampUnit } from './column-spec.js';
 export { SnapshotSchemaError, SnapshotValueError, SnapshotWriteError } from './errors.js';
-export { DEFAULT_MAX_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_SIZE, writeParquetFile } from './parquet-writer.js';
+export {
+  DEFAULT_COMPRESSION,
+  DEFAULT_MAX_ROW_GROUP_BYTES,
+  DEFAULT_ROW_GROUP_SIZE,
+  PARQUET_COMPRESSIONS,
+  writeParquetFile,
+} from './parquet-writer.js';
 export type {
   ParquetCompression,
+  Row,
   RowSource,
   WriteParquetFileOptions,
   WriteParquetFileResult,

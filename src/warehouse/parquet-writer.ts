@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { constants as zlibConstants, gzipSync, zstdCompressSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnSource } from 'hyparquet-writer';
 import { AbortedError, DomainSyncError } from '../util/domain-sync-error.js';
@@ -12,13 +12,43 @@ import type { ColumnSpec, TimestampUnit } from './column-spec.js';
 import { SnapshotSchemaError, SnapshotValueError, SnapshotWriteError } from './errors.js';
 
 /** Compression codecs the writer offers without extra packages. */
-export type ParquetCompression = 'SNAPPY' | 'GZIP' | 'UNCOMPRESSED';
+export type ParquetCompression = 'ZSTD' | 'SNAPPY' | 'GZIP' | 'UNCOMPRESSED';
+
+/** Every {@link ParquetCompression}, for validation and docs. */
+export const PARQUET_COMPRESSIONS: readonly ParquetCompression[] = ['ZSTD', 'SNAPPY', 'GZIP', 'UNCOMPRESSED'];
+
+/** The codec of a snapshot unless the caller chooses. */
+export const DEFAULT_COMPRESSION: ParquetCompression = 'ZSTD';
+
+/**
+ * zstd level of ZSTD pages. Level 1 compresses the mirror's JSON and text about three times as
+ * fast as hyparquet-writer's pure-JS SNAPPY and still to about 60 % of SNAPPY's size (measured on
+ * a synced mirror's `raw_profile` column; docs/benchmarks.md "snapshot").
+ */
+const ZSTD_LEVEL = 1;
+
+/**
+ * Compressors handed to hyparquet-writer for the codecs that are not its built-in SNAPPY, all
+ * from `node:zlib` (native). zstd is deterministic for a given level and zstd version, so an
+ * unchanged table still gives the same bytes.
+ */
+const COMPRESSORS = {
+  ZSTD: (input: Uint8Array): Uint8Array =>
+    zstdCompressSync(input, { params: { [zlibConstants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } }),
+  GZIP: (input: Uint8Array): Uint8Array => gzipSync(input),
+};
 
 /** Rows per row group when the caller does not choose. */
 export const DEFAULT_ROW_GROUP_SIZE = 100_000;
 
-/** A row source: plain objects keyed by column name, pulled lazily. */
-export type RowSource = Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
+/**
+ * One row: a plain object keyed by column name, or an array of the values in column order (what
+ * better-sqlite3's `.raw()` gives; no object per row, no lookup by name).
+ */
+export type Row = Record<string, unknown> | readonly unknown[];
+
+/** A row source, pulled lazily. */
+export type RowSource = Iterable<Row> | AsyncIterable<Row>;
 
 /** What {@link writeParquetFile} takes. */
 export interface WriteParquetFileOptions {
@@ -28,7 +58,8 @@ export interface WriteParquetFileOptions {
   columns: readonly ColumnSpec[];
   /**
    * Rows, pulled one at a time (an array, a generator, a better-sqlite3 `.iterate()`, an async
-   * cursor). Extra keys are ignored; a missing key is a null.
+   * cursor). Object rows: extra keys are ignored, a missing key is a null. Array rows: value `i`
+   * is column `i`; extra trailing values are ignored, missing ones are nulls.
    */
   rows: RowSource;
   /**
@@ -44,8 +75,8 @@ export interface WriteParquetFileOptions {
   rowGroupSize?: number;
   /**
    * Also close a row group once its buffered values are estimated at this many bytes (string
-   * length plus a fixed per-value overhead), so wide tables (long JSON sections) get smaller
-   * groups instead of more memory. Peak RSS is several times this estimate, because
+   * length, or byte length for bytes, plus a fixed per-value overhead), so wide tables (long JSON
+   * sections) get smaller groups instead of more memory. Peak RSS is several times this estimate, because
    * hyparquet-writer makes per-value copies while encoding (current figures: docs/benchmarks.md
    * "snapshot"). Licence-like rows (~370 estimated bytes) stay at 100,000 rows per group under
    * the default.
@@ -53,10 +84,11 @@ export interface WriteParquetFileOptions {
    */
   maxRowGroupBytes?: number;
   /**
-   * Compression codec. SNAPPY is hyparquet-writer's built-in (pure JS); GZIP goes through
-   * `node:zlib` (smaller files, slower to write). ZSTD would need a wasm package that the
-   * project does not ship.
-   * @default 'SNAPPY'
+   * Compression codec. ZSTD (level 1) and GZIP go through `node:zlib` (native); SNAPPY is
+   * hyparquet-writer's built-in (pure JS): larger files and slower to write than ZSTD, for readers
+   * that predate ZSTD in Parquet (DuckDB, Spark ≥ 2.4 with its bundled zstd, pyarrow, polars and
+   * Trino all read ZSTD).
+   * @default 'ZSTD'
    */
   compression?: ParquetCompression;
   /**
@@ -162,7 +194,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
   const { path, columns, rows, signal } = options;
   const table = options.table ?? basename(path);
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
-  const compression = options.compression ?? 'SNAPPY';
+  const compression = options.compression ?? DEFAULT_COMPRESSION;
   const maxRowGroupBytes = options.maxRowGroupBytes ?? DEFAULT_MAX_ROW_GROUP_BYTES;
   if (!(maxRowGroupBytes > 0)) {
     throw new SnapshotSchemaError(
@@ -176,9 +208,9 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
       table,
     );
   }
-  if (!['SNAPPY', 'GZIP', 'UNCOMPRESSED'].includes(compression)) {
+  if (!PARQUET_COMPRESSIONS.includes(compression)) {
     throw new SnapshotSchemaError(
-      `unsupported compression "${String(compression)}" (SNAPPY, GZIP, UNCOMPRESSED)`,
+      `unsupported compression "${String(compression)}" (${PARQUET_COMPRESSIONS.join(', ')})`,
       table,
     );
   }
@@ -199,13 +231,16 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
       writer: sink,
       schema,
       codec: compression,
-      compressors: compression === 'GZIP' ? { GZIP: (input: Uint8Array) => gzipSync(input) } : {},
+      compressors: COMPRESSORS,
       createdBy: 'domain-sync (hyparquet-writer)',
       kvMetadata: Object.entries(options.metadata ?? {}).map(([key, value]) => ({ key, value })),
     });
 
     const width = prepared.length;
     const names = prepared.map((column) => column.spec.name);
+    // text and json columns keep a string as it is (their converters return it unchanged), so
+    // the most common cell skips the converter call.
+    const keepsStrings = prepared.map((column) => column.spec.type === 'text' || column.spec.type === 'json');
     let buffers: unknown[][] = prepared.map(() => []);
     let buffered = 0;
     let bufferedBytes = 0;
@@ -226,7 +261,7 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
     for (;;) {
       const step = iterator.sync ? iterator.sync.next() : await iterator.async.next();
       if (step.done === true) break;
-      const row = step.value;
+      const row = step.value as Row;
       if (row === null || typeof row !== 'object') {
         throw new SnapshotValueError(
           table,
@@ -236,9 +271,10 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
           `expected a row object, got ${previewValue(row)}`,
         );
       }
+      const values = Array.isArray(row) ? (row as readonly unknown[]) : undefined;
       for (let c = 0; c < width; c++) {
         const column = prepared[c]!;
-        const raw = row[names[c]!];
+        const raw = values ? values[c] : (row as Record<string, unknown>)[names[c]!];
         let value: unknown;
         if (raw === null || raw === undefined) {
           if (!column.nullable) {
@@ -251,6 +287,8 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
             );
           }
           value = null;
+        } else if (typeof raw === 'string' && keepsStrings[c]) {
+          value = raw;
         } else {
           value = column.convert(raw);
           if (value === INVALID) {
@@ -265,7 +303,11 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
         }
         buffers[c]!.push(value);
         bufferedBytes +=
-          typeof value === 'string' ? value.length + VALUE_OVERHEAD_BYTES : VALUE_OVERHEAD_BYTES;
+          typeof value === 'string'
+            ? value.length + VALUE_OVERHEAD_BYTES
+            : value instanceof Uint8Array
+              ? value.byteLength + VALUE_OVERHEAD_BYTES
+              : VALUE_OVERHEAD_BYTES;
       }
       rowIndex++;
       buffered++;
@@ -305,17 +347,16 @@ export async function writeParquetFile(options: WriteParquetFileOptions): Promis
 }
 
 type OpenIterator =
-  | { sync: Iterator<Record<string, unknown>>; async?: undefined }
-  | { sync?: undefined; async: AsyncIterator<Record<string, unknown>> };
+  { sync: Iterator<Row>; async?: undefined } | { sync?: undefined; async: AsyncIterator<Row> };
 
 function openIterator(rows: RowSource): OpenIterator {
   // Pull sync sources synchronously: awaiting each of a million rows would cost a microtask
   // per row for nothing.
   if (typeof (rows as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
-    return { async: (rows as AsyncIterable<Record<string, unknown>>)[Symbol.asyncIterator]() };
+    return { async: (rows as AsyncIterable<Row>)[Symbol.asyncIterator]() };
   }
   if (typeof (rows as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    return { sync: (rows as Iterable<Record<string, unknown>>)[Symbol.iterator]() };
+    return { sync: (rows as Iterable<Row>)[Symbol.iterator]() };
   }
   throw new SnapshotSchemaError('rows must be an iterable or an async iterable');
 }

@@ -67,7 +67,7 @@ export interface WriteSnapshotOptions {
   maxRowGroupBytes?: number;
   /**
    * Compression codec.
-   * @default 'SNAPPY'
+   * @default 'ZSTD'
    */
   compression?: ParquetCompression;
   /**

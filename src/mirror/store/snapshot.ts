@@ -92,6 +92,17 @@ export interface IterateTableRowsOptions {
   batchSize?: number;
 }
 
+/** Options of {@link iterateTableRowArrays}. */
+export interface IterateTableRowArraysOptions extends IterateTableRowsOptions {
+  /**
+   * Read `json` columns as their UTF-8 bytes (a `Buffer`, SQLite's own text bytes) instead of JS
+   * strings: for a writer that wants bytes anyway (Parquet), this skips decoding the largest
+   * values into strings and encoding them back.
+   * @default false
+   */
+  jsonAsBytes?: boolean;
+}
+
 /**
  * Streams every row of a snapshot table as `{column: value}` in rowid (insertion) order, from ONE
  * read transaction (a consistent snapshot even while another process writes).
@@ -111,6 +122,31 @@ export function* iterateTableRows(
   table: SnapshotTable,
   options: IterateTableRowsOptions = {},
 ): IterableIterator<Record<string, unknown>> {
+  const columns = describeTable(mirror, table);
+  const booleans = columns.flatMap((c, i) => (c.type === 'boolean' ? [i] : []));
+  for (const values of iterateTableRowArrays(mirror, table, options)) {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) row[columns[i]!.name] = values[i];
+    for (const i of booleans) {
+      const v = values[i];
+      if (v !== null) row[columns[i]!.name] = v === 1n;
+    }
+    yield row;
+  }
+}
+
+/**
+ * {@link iterateTableRows} without the objects: each row is an array of its values in
+ * {@link describeTable} order, as SQLite holds them (integers as `bigint`, booleans as `0n`/`1n`,
+ * timestamps and JSON as text, or JSON as UTF-8 bytes with `jsonAsBytes`, NULL as `null`). What
+ * the snapshot writer reads: no object per
+ * row, no key lookups. Same transaction, batching and release rules as {@link iterateTableRows}.
+ */
+export function* iterateTableRowArrays(
+  mirror: Mirror,
+  table: SnapshotTable,
+  options: IterateTableRowArraysOptions = {},
+): IterableIterator<unknown[]> {
   assertSnapshotTable(table);
   const columns = describeTable(mirror, table);
   const batchSize = Math.max(1, Math.trunc(options.batchSize ?? 10_000));
@@ -118,26 +154,23 @@ export function* iterateTableRows(
   const reader = new Database(mirror.path, { readonly: true, fileMustExist: true });
   try {
     reader.pragma('busy_timeout = 5000');
-    const columnList = columns.map((c) => `"${c.name}"`).join(', ');
-    // Keyset pagination on rowid: each batch is a short query, and BEGIN … COMMIT pins all of
-    // them to the same WAL snapshot.
-    const page = reader
-      .prepare(
-        `SELECT rowid AS __rowid, ${columnList} FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+    const columnList = columns
+      .map((c) =>
+        options.jsonAsBytes === true && c.type === 'json' ? `CAST("${c.name}" AS BLOB)` : `"${c.name}"`,
       )
+      .join(', ');
+    // Keyset pagination on rowid: each batch is a short query, and BEGIN … COMMIT pins all of
+    // them to the same WAL snapshot. The rowid comes last, so popping it leaves the row.
+    const page = reader
+      .prepare(`SELECT ${columnList}, rowid FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ?`)
+      .raw(true)
       .safeIntegers(true);
     reader.exec('BEGIN');
-    const booleans = columns.filter((c) => c.type === 'boolean').map((c) => c.name);
     let after = -1n;
     for (;;) {
-      const rows = page.all(after, batchSize) as Array<Record<string, unknown>>;
+      const rows = page.all(after, batchSize) as unknown[][];
       for (const row of rows) {
-        after = row.__rowid as bigint;
-        delete row.__rowid;
-        for (const name of booleans) {
-          const v = row[name];
-          if (v !== null) row[name] = v === 1n;
-        }
+        after = row.pop() as bigint;
         yield row;
       }
       if (rows.length < batchSize) break;

@@ -4,6 +4,7 @@ import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { upsertExport } from '../../../src/mirror/store/exports.js';
 import {
   describeTable,
+  iterateTableRowArrays,
   iterateTableRows,
   SNAPSHOT_TABLES,
   tableRowCount,
@@ -69,5 +70,31 @@ describe('snapshot support', () => {
 
     const exports = [...iterateTableRows(mirror, 'exports')];
     expect(exports[0]).toMatchObject({ id: big, total_rows: big, credits_used: 3n });
+  });
+
+  it('streams the same rows as arrays in column order; jsonAsBytes gives JSON as its UTF-8 bytes', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(mirror, [profile('a.example'), profile('ünïcode.example')], {
+      syncedAt: '2025-04-01T00:00:00Z',
+    });
+    const columns = describeTable(mirror, 'domains');
+    const objects = [...iterateTableRows(mirror, 'domains')];
+    const arrays = [...iterateTableRowArrays(mirror, 'domains', { batchSize: 1 })];
+    const bytes = [...iterateTableRowArrays(mirror, 'domains', { jsonAsBytes: true })];
+    expect(arrays).toHaveLength(2);
+    for (const [r, row] of objects.entries()) {
+      columns.forEach((c, i) => {
+        const value = row[c.name];
+        if (c.type === 'boolean') expect(arrays[r]![i]).toBe(value === null ? null : value ? 1n : 0n);
+        else expect(arrays[r]![i], c.name).toEqual(value);
+        if (c.type === 'json' && value !== null) {
+          expect(Buffer.isBuffer(bytes[r]![i]), c.name).toBe(true);
+          expect((bytes[r]![i] as Buffer).toString('utf8'), c.name).toBe(value);
+        } else {
+          expect(bytes[r]![i], c.name).toEqual(arrays[r]![i]);
+        }
+      });
+    }
+    expect(String(objects[1]!.raw_profile)).toContain('ünïcode.example');
   });
 });

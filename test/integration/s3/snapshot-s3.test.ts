@@ -404,10 +404,11 @@ describe('snapshot --to: the bucket holds the local layout, the manifest last', 
 describe('large files', () => {
   it('a file larger than a part goes up in parts and comes back whole', async () => {
     const ws = await s3Workspace(fx.mirrorPath, { destinations: { lake: lake('multipart') } });
-    // Grow domain_sections to tens of MB of poorly compressible JSON.
+    // Grow domain_sections to tens of MB of poorly compressible JSON (random hex, which ZSTD still
+    // compresses to about half: 5,000 domains are about 60 MB of text).
     await rm(ws.mirrorPath);
     await writeWorkspaceConfig(ws, { destinations: { lake: lake('multipart') } });
-    await bigSectionsMirror(ws.mirrorPath, 2_500);
+    await bigSectionsMirror(ws.mirrorPath, 5_000);
     const from = proxy.requests.length;
     const run = await cliOn(ws, server, ['snapshot', '--tables', 'domain_sections', '--to', 'lake'], {
       expectCode: 0,

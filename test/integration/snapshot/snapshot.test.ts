@@ -130,6 +130,11 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
         expect(stats.tables[table]!.rows).toBe(rows.length);
       }
       expect(rows.length, `${table} should not be empty in the fixture`).toBeGreaterThan(0);
+      // docs/snapshots.md: every column chunk is ZSTD-compressed by default.
+      const codecs = await duckdbQuery(
+        `SELECT DISTINCT compression FROM parquet_metadata(${sqlString(file)})`,
+      );
+      expect(codecs.rows, table).toEqual([{ compression: 'ZSTD' }]);
       // docs/contract.md "Promises": the API key never appears in snapshots.
       expect(JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(
         fx.sim.apiKey,

@@ -237,6 +237,41 @@ describe('writeParquetFile read back by DuckDB', () => {
     expect(rows).toEqual([{ n: 1000n, total: 499500n, odd: 500n }]);
   });
 
+  it('writes ZSTD by default; DuckDB reads it exactly as the SNAPPY file; the same rows give the same bytes', async () => {
+    const dir = await tempDir();
+    const rows = Array.from({ length: 5_000 }, (_, i) => ({
+      ...ROWS[i % ROWS.length],
+      domain_normalized: `d${i}.example`,
+      data: JSON.stringify({ i, text: 'x'.repeat(i % 300) }),
+    }));
+    const zstd = join(dir, 'zstd.parquet');
+    const again = join(dir, 'zstd-again.parquet');
+    const snappy = join(dir, 'snappy.parquet');
+    const first = await writeParquetFile({ path: zstd, columns: COLUMNS, rows, rowGroupSize: 2_000 });
+    // Array rows (what the snapshot pipeline passes) give the same file as object rows.
+    const arrays = rows.map((row) => COLUMNS.map((c) => (row as Record<string, unknown>)[c.name]));
+    const second = await writeParquetFile({
+      path: again,
+      columns: COLUMNS,
+      rows: arrays,
+      rowGroupSize: 2_000,
+    });
+    await writeParquetFile({
+      path: snappy,
+      columns: COLUMNS,
+      rows,
+      rowGroupSize: 2_000,
+      compression: 'SNAPPY',
+    });
+    const codecs = await duckdbQuery(`SELECT DISTINCT compression FROM parquet_metadata(${sqlString(zstd)})`);
+    expect(codecs.rows).toEqual([{ compression: 'ZSTD' }]);
+    expect(second.sha256).toBe(first.sha256);
+    expect(await readFile(again)).toEqual(await readFile(zstd));
+    const back = (await readParquet(zstd)).rows;
+    expect(back).toHaveLength(5_000);
+    expect(back).toEqual((await readParquet(snappy)).rows);
+  });
+
   it('replaces an existing file under the final name and leaves no temporary file', async () => {
     const dir = await tempDir();
     const path = join(dir, 'part-0.parquet');

@@ -36,6 +36,27 @@ describe('timestampMicros', () => {
     expect(timestampMicros(text)).toBeNull();
   });
 
+  it('reads the mirror spelling exactly as Date.parse does, over many instants', () => {
+    // The 24-character form has its own fast path; it must agree with the general one.
+    let ms = Date.UTC(1000, 0, 1);
+    const step = 140_737_488_355; // about 4.5 years and an odd number of milliseconds: up to year 9900
+    for (let i = 0; i < 2000; i++, ms += step) {
+      const text = new Date(ms).toISOString();
+      expect(text).toHaveLength(24);
+      expect(timestampMicros(text)).toBe(Date.parse(text) * 1000);
+    }
+  });
+
+  it.each([
+    '2024-0a-31T12:00:00.000Z',
+    '2024-01-31T12:00:00.00xZ',
+    '2024-01-31t12:00:00.000Z',
+    '0999-01-31T12:00:00.000Z',
+  ])('does not take %j on the fast path', (text) => {
+    const slow = /^0/.test(text) ? Date.UTC(999, 0, 31, 12) * 1000 : null;
+    expect(timestampMicros(text)).toBe(slow);
+  });
+
   it('takes Date objects and rejects invalid ones and other types', () => {
     expect(timestampMicros(new Date(1_700_000_000_123))).toBe(1_700_000_000_123_000);
     expect(timestampMicros(new Date(Number.NaN))).toBeNull();
@@ -106,7 +127,8 @@ describe('prepareColumns', () => {
     ['json', '{"a":1}', '{"a":1}'],
     ['json', { a: [1n] }, '{"a":["1"]}'],
     ['json', () => 1, INVALID],
-    ['timestamp', '2024-01-01T00:00:00.001Z', BigInt(Date.UTC(2024, 0, 1) * 1000 + 1000)],
+    // A number (epoch microseconds, a safe integer): hyparquet-writer makes the INT64 bigint itself.
+    ['timestamp', '2024-01-01T00:00:00.001Z', Date.UTC(2024, 0, 1) * 1000 + 1000],
     ['timestamp', 'nope', INVALID],
   ] as const)('%s converts %s', (type, input, expected) => {
     const { prepared } = prepareColumns([{ name: 'c', type }], 'x');
