@@ -13,7 +13,7 @@ export default defineConfig({
     // than on their own CPU: one test file per core (vitest's default is one fewer, a single
     // worker on a 2-core machine, which left a core idle for most of the run).
     maxWorkers: Math.max(2, availableParallelism()),
-    // The worker threads the product starts (mirror writer, checkpointer) run their .ts sources:
+    // The worker threads the product starts (the mirror writer) run their .ts sources:
     // they inherit this from the test process (test/support/register-ts.ts says how).
     execArgv: ['--import', fileURLToPath(new URL('./test/support/register-ts.ts', import.meta.url))],
     // Suite-wide API key scan of every child process's output and every temp dir: children record

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { redactText } from '../../src/log/redact.js';
-import { withBackgroundCheckpoints } from '../../src/mirror/checkpointer.js';
+import { withBulkAutocheckpoint } from '../../src/mirror/checkpointer.js';
 import { checkExportRow, loadExportRows } from '../../src/mirror/store/export-load.js';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import {
@@ -96,8 +96,9 @@ export async function loadExportFile(
     batch = [];
     scope.progressLog('export load progress', { exportId: record.id, rows: loaded, of: rows });
   };
-  // Bulk write: WAL checkpoints move to a worker thread (src/mirror/checkpointer.ts).
-  await withBackgroundCheckpoints(ctx.mirror, async () => {
+  // Bulk write: fewer, larger checkpoints, between batches, so the WAL stays short
+  // (src/mirror/checkpointer.ts).
+  await withBulkAutocheckpoint(ctx.mirror, async () => {
     for await (const { row } of readExportRows(path, format)) {
       batch.push(row);
       if (batch.length >= batchSize) {

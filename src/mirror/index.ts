@@ -14,5 +14,4 @@ export * from './store/exports.js';
 export * from './store/status.js';
 export * from './store/snapshot.js';
 export * from './store/locks.js';
-export { withBackgroundCheckpoints } from './checkpointer.js';
-export type { BackgroundCheckpointOptions } from './checkpointer.js';
+export { withBulkAutocheckpoint } from './checkpointer.js';

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { withBackgroundCheckpoints } from '../../../src/mirror/checkpointer.js';
+import { BULK_AUTOCHECKPOINT_PAGES, withBulkAutocheckpoint } from '../../../src/mirror/checkpointer.js';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -10,48 +10,49 @@ import { tempDir } from '../../helpers/temp-dir.js';
 const pragma = async (mirror: Mirror, name: string): Promise<unknown> =>
   Object.values((await sql.raw(`PRAGMA ${name}`).execute(mirror.db)).rows[0] as object)[0];
 
-/** Writes about `mb` MB of rows in transactions of 1 MB, yielding between them like a pipeline. */
-async function bulkWrite(mirror: Mirror, mb: number): Promise<void> {
+const MB = 1024 * 1024;
+
+/**
+ * Writes `mb` MB of rows in transactions of 1 MB, yielding between them like a pipeline, and
+ * returns the largest WAL file seen after a commit.
+ */
+async function bulkWrite(mirror: Mirror, mb: number): Promise<number> {
   await sql`CREATE TABLE IF NOT EXISTS bulk (id INTEGER PRIMARY KEY, data TEXT NOT NULL)`.execute(mirror.db);
+  let largestWal = 0;
   for (let i = 0; i < mb; i++) {
     await mirror.db.transaction().execute(async (trx) => {
       for (let j = 0; j < 16; j++) {
         await sql`INSERT INTO bulk (data) VALUES (${'x'.repeat(64 * 1024)})`.execute(trx);
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    largestWal = Math.max(largestWal, statSync(`${mirror.path}-wal`).size);
+    await new Promise((resolve) => setImmediate(resolve));
   }
+  return largestWal;
 }
 
-describe('withBackgroundCheckpoints', () => {
-  it('turns the writer’s auto-checkpoint off while a worker copies the WAL into the database', async () => {
+describe('withBulkAutocheckpoint', () => {
+  it('checkpoints every ~40 MB of WAL during a bulk write, so the WAL is reused instead of growing', async () => {
     const dir = await tempDir();
     const path = join(dir, 'mirror.sqlite');
     const mirror = await openMirror(path);
     try {
       expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(1000);
-      const sizeBefore = statSync(path).size;
-      await withBackgroundCheckpoints(
-        mirror,
-        async () => {
-          expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(0);
-          await bulkWrite(mirror, 12);
-          // The writer never checkpoints now, so the database file only grows if the worker
-          // copied committed frames into it.
-          const deadline = Date.now() + 10_000;
-          while (statSync(path).size < sizeBefore + 8 * 1024 * 1024 && Date.now() < deadline) {
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          expect(statSync(path).size).toBeGreaterThan(sizeBefore + 8 * 1024 * 1024);
-          // Still off: the worker did not fail (a failing worker gives the writer its checkpoints back).
-          expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(0);
-        },
-        { intervalMs: 20 },
-      );
+      const largestWal = await withBulkAutocheckpoint(mirror, async () => {
+        expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(BULK_AUTOCHECKPOINT_PAGES);
+        return bulkWrite(mirror, 120);
+      });
+      // 120 MB written: without checkpoints the WAL would hold all of it. With one every 10,000
+      // pages it never exceeds that plus the transaction that crossed the line.
+      const pageSize = (await pragma(mirror, 'page_size')) as number;
+      expect(largestWal).toBeGreaterThan(10 * MB);
+      expect(largestWal).toBeLessThan(BULK_AUTOCHECKPOINT_PAGES * pageSize + 4 * MB);
+      // The database file holds the checkpointed rows.
+      expect(statSync(path).size).toBeGreaterThan(60 * MB);
       expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(1000);
       expect(await pragma(mirror, 'integrity_check')).toBe('ok');
       const rows = await sql<{ n: number }>`SELECT count(*) AS n FROM bulk`.execute(mirror.db);
-      expect(rows.rows[0]!.n).toBe(12 * 16);
+      expect(rows.rows[0]!.n).toBe(120 * 16);
     } finally {
       await mirror.close();
     }
@@ -62,7 +63,7 @@ describe('withBackgroundCheckpoints', () => {
     const mirror = await openMirror(join(dir, 'mirror.sqlite'));
     try {
       await expect(
-        withBackgroundCheckpoints(mirror, async () => {
+        withBulkAutocheckpoint(mirror, async () => {
           await bulkWrite(mirror, 1);
           throw new Error('write failed');
         }),
@@ -77,7 +78,7 @@ describe('withBackgroundCheckpoints', () => {
   it('runs the work unchanged for an in-memory mirror', async () => {
     const mirror = await openMirror(':memory:');
     try {
-      await expect(withBackgroundCheckpoints(mirror, () => Promise.resolve(42))).resolves.toBe(42);
+      await expect(withBulkAutocheckpoint(mirror, () => Promise.resolve(42))).resolves.toBe(42);
     } finally {
       await mirror.close();
     }
