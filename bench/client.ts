@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { createClient } from '../src/api/index.js';
 import { startSimulator } from '../src/simulator/index.js';
+import { median } from './stats.js';
 
 /** One concurrency level of {@link runClientBench}. */
 export interface ClientBenchRow {
@@ -46,12 +47,6 @@ export interface ClientBenchOptions {
    * @default 5000
    */
   domains?: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Runs `worker` on `concurrency` lanes for `durationMs`; returns completed requests per second. */

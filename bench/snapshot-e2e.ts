@@ -29,6 +29,8 @@ import { startSimulator } from '../src/simulator/index.js';
 import { CLI_NODE_OPTIONS } from '../src/util/heap-growth.js';
 import { profileBreakdown } from './cpu-profile-breakdown.js';
 import type { PhaseShare } from './cpu-profile-breakdown.js';
+import { median, round } from './stats.js';
+import { SNAPSHOT_TABLES } from '../src/mirror/store/snapshot.js';
 
 /** Options of {@link runSnapshotE2eBench}. */
 export interface SnapshotE2eBenchOptions {
@@ -73,16 +75,6 @@ const TARGET_RATIO = 2;
 /** Our default codec and level (src/warehouse/parquet-writer.ts), given to DuckDB too. */
 const ZSTD_LEVEL = 1;
 const TARGET_PEAK_RSS_MB = 512;
-/** The tables `snapshot` writes by default (src/mirror/store/snapshot.ts SNAPSHOT_TABLES). */
-const TABLES = [
-  'domains',
-  'licenses',
-  'payment_methods',
-  'domain_sections',
-  'enrichment_runs',
-  'exports',
-  'pipeline_runs',
-];
 
 /** Runs the benchmark (see the file comment). Needs the compiled files (`npm run build`). */
 export async function runSnapshotE2eBench(
@@ -160,7 +152,10 @@ function countRows(path: string): Record<string, number> {
   const db = new Database(path, { readonly: true });
   try {
     return Object.fromEntries(
-      TABLES.map((t) => [t, (db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n]),
+      SNAPSHOT_TABLES.map((t) => [
+        t,
+        (db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n,
+      ]),
     );
   } finally {
     db.close();
@@ -245,7 +240,7 @@ async function duckdbChild(sqlitePath: string, outDir: string): Promise<void> {
   const connection = await instance.connect();
   try {
     await connection.run("SET TimeZone = 'UTC'");
-    for (const table of TABLES) {
+    for (const table of SNAPSHOT_TABLES) {
       const info = sqlite
         .prepare(`SELECT name, type FROM pragma_table_info(?) ORDER BY cid`)
         .all(table) as Array<{
@@ -293,17 +288,6 @@ async function duckdbChild(sqlitePath: string, outDir: string): Promise<void> {
     instance.closeSync();
     sqlite.close();
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function round(value: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -30,6 +30,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { openMirror } from '../src/mirror/database.js';
 import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { median, round } from './stats.js';
 
 /** Options of {@link runSnapshotUploadBench}. */
 export interface SnapshotUploadBenchOptions {
@@ -410,17 +411,6 @@ async function childMain(
   const wallSeconds = (performance.now() - started) / 1000;
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
   process.stdout.write(`${JSON.stringify({ wallSeconds, peakRssMb, ...result })}\n`);
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function round(value: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

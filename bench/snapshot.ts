@@ -35,6 +35,7 @@ import { runSnapshotE2eBench } from './snapshot-e2e.js';
 import type { SnapshotE2eBenchResult } from './snapshot-e2e.js';
 import { runSnapshotUploadBench } from './snapshot-upload.js';
 import type { SnapshotUploadBenchResult } from './snapshot-upload.js';
+import { median, round } from './stats.js';
 
 /** Writers compared by the benchmark. */
 export type SnapshotBenchWriter = 'ours' | 'duckdb' | 'parquetjs-lite';
@@ -457,17 +458,6 @@ async function writeWithParquetjs(
   }
   await writer.close();
   return rows;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function round(value: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
 }
 
 // Executed directly: `node dist/bench/snapshot.js [rows]` runs the bench; `--child …` is one writer.
