@@ -430,7 +430,7 @@ export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure,
 const LOAD_PROFILE = {
   measured: 'measured 2026-11-25',
   rows: 200_000,
-  rows_per_second: '3,040',
+  ratePerSecond: '3,040',
   table: [
     [
       'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)',
@@ -460,7 +460,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'profile JSON and its hash, 4 section rows, and a change_log row per added licence and payment method ' +
       '(about 6 per new domain), with their indexes.',
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
-      `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.rows_per_second} rows/s while profiled; self time by what the code does):`,
+      `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does):`,
     [
       '| part | time | share |',
       '|---|---|---|',

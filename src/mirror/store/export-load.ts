@@ -7,7 +7,6 @@ import {
   integerColumn,
   keyColumn,
   MirrorInputError,
-  requiredTimestamp,
   textColumn,
   timestampColumn,
 } from './values.js';
@@ -46,7 +45,6 @@ export function loadExportRows(
   rows: readonly ExportRowInput[],
   options: { syncedAt: string },
 ): LoadExportRowsResult {
-  requiredTimestamp(options.syncedAt, 'syncedAt');
   const profiles = rows.map((row) => row.profile);
   const listing = rows.map((row, i): ListingColumns | undefined => {
     if (row.companyName === undefined) return undefined;
