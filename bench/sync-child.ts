@@ -1,7 +1,8 @@
 /**
  * Child process of the sync benchmark: runs one measured job against a simulator started by
  * the parent and prints one JSON line. Kept apart so its RSS and CPU are its own.
- * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'bare-loop', baseUrl, apiKey, dir, concurrency }.
+ * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'bare-loop', baseUrl, apiKey, dir, concurrency },
+ * or { mode: 'writer-alone'|'bare-sqlite', source, dir } (bench/sync-writer-floor.ts).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,12 +11,15 @@ import { createClient } from '../src/api/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
+import { runWriterFloor } from './sync-writer-floor.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
 
 interface Job {
-  mode: 'sync-full' | 'sync-incremental' | 'bare-loop';
+  mode: 'sync-full' | 'sync-incremental' | 'bare-loop' | 'writer-alone' | 'bare-sqlite';
+  /** The synced mirror whose profiles the writer modes write again. */
+  source?: string;
   baseUrl: string;
   apiKey: string;
   dir: string;
@@ -24,6 +28,11 @@ interface Job {
 
 async function main(): Promise<void> {
   const job = JSON.parse(process.env.BENCH_JOB ?? '{}') as Job;
+  if (job.mode === 'writer-alone' || job.mode === 'bare-sqlite') {
+    const result = await runWriterFloor(job.mode, job.source!, join(job.dir, 'mirror.sqlite'));
+    print({ ...result, threads: null });
+    return;
+  }
   const configPath = join(job.dir, 'config.json');
   writeFileSync(
     configPath,

@@ -1,0 +1,233 @@
+/**
+ * What the sync's mirror writes cost on their own, for the sync benchmark (bench/sync.ts): the
+ * same profiles written into an empty mirror with no HTTP and no threads, two ways.
+ *
+ * - `writer-alone`: the sync's own store functions (upsertDomainSummaries for each listing page
+ *   of 500, then upsertProfiles for each 1,000 profiles), as the mirror writer thread runs them.
+ * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
+ *   rows the mirror keeps for a new domain (the domain row with its raw profile, each licence and
+ *   payment method, the 4 section rows and one change_log row per licence and payment method),
+ *   into the same schema with the same indexes, 1,000 domains per transaction, in domain order.
+ *   Every value is computed before the clock starts: only SQLite's work is measured.
+ *
+ * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
+ * order) and count only the CPU of the writes.
+ */
+import { mirrorInternals, openMirror } from '../src/mirror/database.js';
+import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
+import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
+import { PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
+import { BULK_AUTOCHECKPOINT_PAGES } from '../src/mirror/checkpointer.js';
+
+/** Profiles per transaction, as the sync's writer batches them. */
+const BATCH = 1000;
+/** Listing page size of the sync. */
+const PAGE = 500;
+/** The writer thread's page cache (src/mirror/profile-writer.ts), KiB. */
+const WRITER_CACHE_KIB = 16_384;
+
+export type WriterFloorMode = 'writer-alone' | 'bare-sqlite';
+
+export interface WriterFloorResult {
+  profiles: number;
+  /** Rows written per profile (bare-sqlite only; the writer writes the same rows). */
+  rowsPerProfile: number | null;
+  cpuMs: number;
+  elapsedMs: number;
+}
+
+interface SourceRow {
+  domain_normalized: string;
+  company_name: string | null;
+  listing_last_enriched_at: string | null;
+  raw_profile: string;
+}
+
+/** The profiles a full sync wrote into `sourcePath`, in the order the listing gave them. */
+async function readSource(sourcePath: string): Promise<SourceRow[]> {
+  const source = await openMirror(sourcePath, { readonly: true });
+  try {
+    return mirrorInternals(source)
+      .sqlite.prepare(
+        `SELECT domain_normalized, company_name, listing_last_enriched_at, raw_profile
+         FROM domains WHERE raw_profile IS NOT NULL ORDER BY rowid`,
+      )
+      .all() as SourceRow[];
+  } finally {
+    await source.close();
+  }
+}
+
+const cpuMsSince = (start: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+};
+
+/** Writes the profiles of `sourcePath` into a new mirror at `targetPath`; see the file comment. */
+export async function runWriterFloor(
+  mode: WriterFloorMode,
+  sourcePath: string,
+  targetPath: string,
+): Promise<WriterFloorResult> {
+  const source = await readSource(sourcePath);
+  const mirror = await openMirror(targetPath, {});
+  try {
+    const { sqlite } = mirrorInternals(mirror);
+    sqlite.pragma(`wal_autocheckpoint = ${BULK_AUTOCHECKPOINT_PAGES}`);
+    sqlite.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+    const at = new Date().toISOString();
+    if (mode === 'writer-alone') {
+      const summaries: DomainSummaryInput[] = source.map((r) => ({
+        domain_normalized: r.domain_normalized,
+        company_name: r.company_name,
+        last_enriched_at: r.listing_last_enriched_at,
+      }));
+      const profiles = source.map((r) => JSON.parse(r.raw_profile) as DomainProfileInput);
+      const started = performance.now();
+      const cpu = process.cpuUsage();
+      for (let i = 0; i < profiles.length; i += BATCH) {
+        for (let p = i; p < Math.min(i + BATCH, profiles.length); p += PAGE)
+          upsertDomainSummaries(mirror, summaries.slice(p, Math.min(p + PAGE, i + BATCH)), { listedAt: at });
+        upsertProfiles(mirror, profiles.slice(i, i + BATCH), { syncedAt: at });
+      }
+      return {
+        profiles: profiles.length,
+        rowsPerProfile: null,
+        cpuMs: cpuMsSince(cpu),
+        elapsedMs: performance.now() - started,
+      };
+    }
+    const batches = bareRows(source, at);
+    const rows = batches.reduce((n, b) => n + b.length, 0);
+    const statements = {
+      domain: sqlite.prepare(
+        `INSERT INTO domains (domain_normalized, domain, company_name, status, last_enriched_at,
+           listing_last_enriched_at, operator_name, operator_legal_entity_name, operator_country,
+           brand_name, brand_slug, raw_profile, first_synced_at, last_synced_at, last_listed_at,
+           profile_synced_at, change_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+      ),
+      licence: sqlite.prepare(
+        `INSERT INTO licenses (domain_normalized, jurisdiction, license_number, status, source_url,
+           first_seen_at, last_confirmed_at, mirror_first_seen_at, mirror_updated_at, change_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+      ),
+      payment: sqlite.prepare(
+        `INSERT INTO payment_methods (domain_normalized, normalized_name, category, confidence,
+           first_seen_at, last_confirmed_at, mirror_first_seen_at, mirror_updated_at, change_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+      ),
+      section: sqlite.prepare(
+        `INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at,
+           mirror_updated_at, change_seq)
+         VALUES (?, ?, ?, ?, ?, 1)`,
+      ),
+      change: sqlite.prepare(
+        `INSERT INTO change_log (at, table_name, domain_normalized, item_key, change, old_value,
+           new_value, change_seq)
+         VALUES (?, ?, ?, ?, 'added', NULL, ?, 1)`,
+      ),
+    };
+    const write = sqlite.transaction((batch: BareRow[]) => {
+      for (const [table, params] of batch) statements[table].run(params);
+    });
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    for (const batch of batches) write(batch);
+    return {
+      profiles: source.length,
+      rowsPerProfile: Math.round((rows / source.length) * 10) / 10,
+      cpuMs: cpuMsSince(cpu),
+      elapsedMs: performance.now() - started,
+    };
+  } finally {
+    await mirror.close();
+  }
+}
+
+type BareRow = ['domain' | 'licence' | 'payment' | 'section' | 'change', unknown[]];
+
+interface RawProfile {
+  domain?: string;
+  status?: string;
+  last_enriched_at?: string;
+  operator?: { name?: string; legal_entity_name?: string; country_of_incorporation?: string };
+  brand?: { name?: string; slug?: string };
+  licenses?: Array<Record<string, string | null>>;
+  payment_methods?: Array<Record<string, string | null>>;
+  [section: string]: unknown;
+}
+
+/** The rows of each transaction, every parameter ready, domains in key order within a batch. */
+function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
+  const batches: BareRow[][] = [];
+  for (let i = 0; i < source.length; i += BATCH) {
+    const batch: BareRow[] = [];
+    const sorted = source
+      .slice(i, i + BATCH)
+      .sort((a, b) =>
+        a.domain_normalized < b.domain_normalized ? -1 : a.domain_normalized > b.domain_normalized ? 1 : 0,
+      );
+    for (const r of sorted) {
+      const key = r.domain_normalized;
+      const p = JSON.parse(r.raw_profile) as RawProfile;
+      batch.push([
+        'domain',
+        [
+          key,
+          p.domain ?? null,
+          r.company_name,
+          p.status ?? null,
+          p.last_enriched_at ?? null,
+          r.listing_last_enriched_at,
+          p.operator?.name ?? null,
+          p.operator?.legal_entity_name ?? null,
+          p.operator?.country_of_incorporation ?? null,
+          p.brand?.name ?? null,
+          p.brand?.slug ?? null,
+          r.raw_profile,
+          at,
+          at,
+          at,
+          at,
+        ],
+      ]);
+      // One row per key, the last one winning, as the mirror keeps them.
+      const licences = new Map((p.licenses ?? []).map((l) => [`${l.jurisdiction}:${l.license_number}`, l]));
+      const payments = new Map((p.payment_methods ?? []).map((m) => [m.normalized_name, m]));
+      for (const l of licences.values()) {
+        batch.push([
+          'licence',
+          [
+            key,
+            l.jurisdiction,
+            l.license_number,
+            l.status,
+            l.source_url,
+            l.first_seen_at,
+            l.last_confirmed_at,
+            at,
+            at,
+          ],
+        ]);
+        batch.push(['change', [at, 'licenses', key, `${l.jurisdiction}:${l.license_number}`, l.status]]);
+      }
+      for (const m of payments.values()) {
+        batch.push([
+          'payment',
+          [key, m.normalized_name, m.category, m.confidence, m.first_seen_at, m.last_confirmed_at, at, at],
+        ]);
+        batch.push([
+          'change',
+          [at, 'payment_methods', key, m.normalized_name, `${m.category ?? ''}/${m.confidence ?? ''}`],
+        ]);
+      }
+      for (const section of PROFILE_SECTIONS) {
+        if (p[section] !== undefined)
+          batch.push(['section', [key, section, JSON.stringify(p[section]), at, at]]);
+      }
+    }
+    batches.push(batch);
+  }
+  return batches;
+}
