@@ -180,16 +180,32 @@ export class ChaosSoak {
     const args = ['export', '--filter', `jurisdiction=${jurisdiction}`, '--format', format];
     let override = false;
     let inv: Invocation;
+    // What each failed invocation met, so that a soak that gives up says why every run failed.
+    const history: string[] = [];
     for (let n = 1; ; n++) {
+      const faultsBefore = this.sim.control.faultStats().total;
       inv = await this.cli('export', override ? [...args, '--forget-unknown'] : args);
+      const faultsMet = this.sim.control.faultStats().total - faultsBefore;
       expect(
         inv.exportPosts - 1,
         'POST /exports repeated in one invocation, beyond refusals',
       ).toBeLessThanOrEqual(refusals(inv, 'POST /exports'));
       if (inv.exitCode === 0) break;
-      expect(n, `export did not succeed in 8 runs: ${JSON.stringify(inv.error)}`).toBeLessThan(8);
+      const refused = inv.error?.code === 'ERR_OUTCOME_UNKNOWN' && inv.exportPosts === 0;
+      history.push(describeFailedRun(inv, faultsMet));
+      // Every failed run has a cause: a fault it met, or (a refusal) a lost answer before it,
+      // checked below. A POST's answer is lost in about one run in five, and each loss takes two
+      // runs (the one that lost it, the refusal), so the number of runs is only bounded against a
+      // loop that never ends (8 was reached once by bad luck).
+      expect(
+        refused || faultsMet > 0,
+        `an export run failed with no fault injected:\n${history.join('\n')}`,
+      ).toBe(true);
+      expect(n, `export did not succeed in ${MAX_EXPORT_RUNS} runs:\n${history.join('\n')}`).toBeLessThan(
+        MAX_EXPORT_RUNS,
+      );
       override = false;
-      if (inv.error?.code === 'ERR_OUTCOME_UNKNOWN' && inv.exportPosts === 0) {
+      if (refused) {
         // A refusal before paying: justified only if a POST whose answer was lost was billed.
         expect(
           this.lostBilledExports().length,
@@ -496,4 +512,18 @@ function repeats(list: readonly string[]): number {
 function sortRows(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
   const key = (r: Record<string, unknown>): string => JSON.stringify(Object.values(r));
   return [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** Export invocations of one round at most; see exportRound. */
+const MAX_EXPORT_RUNS = 16;
+
+/** One line about a failed invocation: its exit, error, POSTs and the faults it met. */
+function describeFailedRun(inv: Invocation, faultsMet: number): string {
+  const faulted = inv.usage
+    .filter((u) => u.status < 200 || u.status >= 300)
+    .map((u) => `${u.endpoint} ${u.status}`);
+  return (
+    `exit ${inv.exitCode} ${inv.error?.code ?? inv.status}, ${inv.exportPosts} POST /exports, ` +
+    `${faultsMet} faults injected; non-2xx: ${faulted.join(', ') || 'none'}; ${inv.error?.message ?? ''}`
+  );
 }
