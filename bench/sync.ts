@@ -149,6 +149,7 @@ interface ChildOutput {
  * checkpoints' fsyncs would queue behind them). Where there is no `sync` command, nothing.
  */
 function flushDirtyPages(): void {
+  // child-process-check: coreutils sync(1), not a Node program (Node has no call for sync(2)).
   spawnSync('sync', { stdio: 'ignore' });
 }
 
