@@ -5,7 +5,6 @@ import { openProfileWriter } from '../src/mirror/profile-writer.js';
 import type { ProfileBatchResult, ProfileWriter } from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
-import { updatePipelineRunStats } from '../src/mirror/store/runs.js';
 import { TaskQueue } from '../src/runtime/queue.js';
 import { errorCode, runPipeline, runStatusForError } from '../src/runtime/run.js';
 import type { RunContext } from '../src/runtime/run-context.js';
@@ -424,7 +423,9 @@ class SyncRun {
       queued: this.queue.load,
       failed: this.failures.length,
     });
-    updatePipelineRunStats(this.ctx.mirror, this.runId, { ...this.stats });
+    // Through the writer thread, in order with the writes before it: this thread must not wait
+    // for the mirror's write lock while requests are in flight.
+    this.track(this.writer.writeRunStats(this.runId, { ...this.stats }));
   }
 }
 

@@ -4,6 +4,7 @@ import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
 import type { WriterFailure, WriterReply, WriterRequest } from './profile-writer-protocol.js';
 import { upsertDomainSummaries } from './store/domains.js';
 import { upsertProfiles } from './store/profiles.js';
+import { updatePipelineRunStats } from './store/runs.js';
 
 /*
  * What the mirror writer does with its requests, on whichever thread runs it (the worker of
@@ -26,6 +27,10 @@ function apply(m: Mirror, request: WriterRequest): WriterReply {
     });
     return { id: request.id, ok: true, kind: 'summaries', result };
   }
+  if (request.kind === 'runStats') {
+    updatePipelineRunStats(m, request.runId, request.stats);
+    return { id: request.id, ok: true, kind: 'runStats' };
+  }
   const result = upsertProfiles(m, request.profiles as readonly DomainProfileInput[], {
     syncedAt: request.syncedAt,
   });
@@ -45,8 +50,8 @@ function applyAlone(m: Mirror, request: WriterRequest): WriterReply {
   try {
     return immediate(m, () => apply(m, request));
   } catch (error) {
-    // A listing page is written whole or not at all: its error is the answer.
-    if (request.kind === 'summaries') return { id: request.id, ok: false, error: errorFields(error) };
+    // A listing page is written whole or not at all, and so are a run's stats: the error is the answer.
+    if (request.kind !== 'profiles') return { id: request.id, ok: false, error: errorFields(error) };
     // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
     // one by one, every good profile lands and the bad one is reported by its domain (a batch
     // of one is simply tried again and reported the same way).

@@ -12,7 +12,8 @@ export interface WriterWorkerData {
 /** A write asked of the writer thread. */
 export type WriterCommand =
   | { kind: 'summaries'; summaries: readonly unknown[]; listedAt: string }
-  | { kind: 'profiles'; profiles: readonly unknown[]; syncedAt: string };
+  | { kind: 'profiles'; profiles: readonly unknown[]; syncedAt: string }
+  | { kind: 'runStats'; runId: number; stats: Record<string, unknown> };
 
 /** A {@link WriterCommand} with the id its reply carries. */
 export type WriterRequest = WriterCommand & { id: number };
@@ -28,4 +29,5 @@ export interface WriterFailure {
 export type WriterReply =
   | { id: number; ok: true; kind: 'summaries'; result: UpsertSummariesResult }
   | { id: number; ok: true; kind: 'profiles'; profilesWritten: number; failures: WriterFailure[] }
+  | { id: number; ok: true; kind: 'runStats' }
   | { id: number; ok: false; error: { code: string; message: string } };

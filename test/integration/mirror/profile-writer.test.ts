@@ -1,10 +1,12 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
+import { getPipelineRun, startPipelineRun } from '../../../src/mirror/store/runs.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { licence, paymentMethod, profile, summary } from './builders.js';
 import { tempMirror } from './helpers.js';
@@ -132,6 +134,44 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     const rows = await mirror.db.selectFrom('licenses').select('domain_normalized').execute();
     expect(rows).toHaveLength(400);
     await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/closed/);
+  });
+
+  it("saves a run's stats on the thread, in order, while the caller's event loop keeps running", async () => {
+    const mirror = await tempMirror();
+    const runId = startPipelineRun(mirror, { pipeline: 'sync', startedAt: T1 });
+    const writer = await openProfileWriter(mirror);
+    // Another connection holds the write lock, as the writer's own transaction would for the
+    // caller's connection: the stats wait for it on the writer thread, not on this one.
+    const other = new Database(mirror.path);
+    other.exec('BEGIN IMMEDIATE');
+    const saved = writer.writeRunStats(runId, { profilesFetched: 1 });
+    let ticked = false;
+    await new Promise<void>((resolve) =>
+      setTimeout(() => {
+        ticked = true;
+        resolve();
+      }, 50),
+    );
+    expect(ticked).toBe(true);
+    expect(writer.pending).toBe(1);
+    other.exec('COMMIT');
+    other.close();
+    await saved;
+    expect(getPipelineRun(mirror, runId)?.stats).toEqual({ profilesFetched: 1 });
+
+    // In order with the writes asked for before them, and an unknown run is the caller's error.
+    void writer.writeProfiles([profile('s.example')], T1);
+    await writer.writeRunStats(runId, { profilesFetched: 2 });
+    const written = await mirror.db.selectFrom('domains').select('domain_normalized').execute();
+    expect(written.map((r) => r.domain_normalized)).toEqual(['s.example']);
+    expect(getPipelineRun(mirror, runId)?.stats).toEqual({ profilesFetched: 2 });
+    await expect(writer.writeRunStats(runId + 1, {})).rejects.toMatchObject({ code: 'ERR_MIRROR_NOT_FOUND' });
+    await writer.close();
+
+    const inline = await openProfileWriter(mirror, { inline: true });
+    await inline.writeRunStats(runId, { profilesFetched: 3 });
+    expect(getPipelineRun(mirror, runId)?.stats).toEqual({ profilesFetched: 3 });
+    await inline.close();
   });
 
   it('with inline, writes on the calling thread: the row is there before the promise settles', async () => {
