@@ -13,18 +13,20 @@
  * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
  * order) and count only the CPU of the writes.
  */
+import { PROFILE_BATCH_SIZE as BATCH } from '../pipelines/sync.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { BULK_AUTOCHECKPOINT_PAGES } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
+import { WRITER_CACHE_SIZE_KIB } from '../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
-import { PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
-import { BULK_AUTOCHECKPOINT_PAGES } from '../src/mirror/checkpointer.js';
+import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profiles.js';
+import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
+import { childRows } from '../src/mirror/store/child-history.js';
+import { compareKeys } from '../src/mirror/store/values.js';
 
-/** Profiles per transaction, as the sync's writer batches them. */
-const BATCH = 1000;
 /** Listing page size of the sync. */
-const PAGE = 500;
-/** The writer thread's page cache (src/mirror/profile-writer.ts), KiB. */
-const WRITER_CACHE_KIB = 16_384;
+const PAGE = DEFAULTS.sync.perPage;
 
 export type WriterFloorMode = 'writer-alone' | 'bare-sqlite';
 
@@ -74,7 +76,7 @@ export async function runWriterFloor(
   try {
     const { sqlite } = mirrorInternals(mirror);
     sqlite.pragma(`wal_autocheckpoint = ${BULK_AUTOCHECKPOINT_PAGES}`);
-    sqlite.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+    sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
     const at = new Date().toISOString();
     if (mode === 'writer-alone') {
       const summaries: DomainSummaryInput[] = source.map((r) => ({
@@ -153,8 +155,8 @@ interface RawProfile {
   last_enriched_at?: string;
   operator?: { name?: string; legal_entity_name?: string; country_of_incorporation?: string };
   brand?: { name?: string; slug?: string };
-  licenses?: Array<Record<string, string | null>>;
-  payment_methods?: Array<Record<string, string | null>>;
+  licenses?: object[];
+  payment_methods?: object[];
   [section: string]: unknown;
 }
 
@@ -165,9 +167,7 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
     const batch: BareRow[] = [];
     const sorted = source
       .slice(i, i + BATCH)
-      .sort((a, b) =>
-        a.domain_normalized < b.domain_normalized ? -1 : a.domain_normalized > b.domain_normalized ? 1 : 0,
-      );
+      .sort((a, b) => compareKeys(a.domain_normalized, b.domain_normalized));
     for (const r of sorted) {
       const key = r.domain_normalized;
       const p = JSON.parse(r.raw_profile) as RawProfile;
@@ -192,9 +192,10 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
           at,
         ],
       ]);
-      // One row per key, the last one winning, as the mirror keeps them.
-      const licences = new Map((p.licenses ?? []).map((l) => [`${l.jurisdiction}:${l.license_number}`, l]));
-      const payments = new Map((p.payment_methods ?? []).map((m) => [m.normalized_name, m]));
+      // The rows the mirror keeps (one per key, the last one winning), by the store's own conversion.
+      const licences = childRows(LICENCES, p.licenses, key) ?? new Map<string, LicenceRow>();
+      const payments =
+        childRows(PAYMENT_METHODS, p.payment_methods, key) ?? new Map<string, PaymentMethodRow>();
       for (const l of licences.values()) {
         batch.push([
           'licence',
@@ -210,7 +211,7 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
             at,
           ],
         ]);
-        batch.push(['change', [at, 'licenses', key, `${l.jurisdiction}:${l.license_number}`, l.status]]);
+        batch.push(['change', [at, LICENCES.table, key, LICENCES.itemKey(l), LICENCES.loggedValue(l)]]);
       }
       for (const m of payments.values()) {
         batch.push([
@@ -219,7 +220,7 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
         ]);
         batch.push([
           'change',
-          [at, 'payment_methods', key, m.normalized_name, `${m.category ?? ''}/${m.confidence ?? ''}`],
+          [at, PAYMENT_METHODS.table, key, PAYMENT_METHODS.itemKey(m), PAYMENT_METHODS.loggedValue(m)],
         ]);
       }
       for (const section of PROFILE_SECTIONS) {

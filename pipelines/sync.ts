@@ -52,6 +52,8 @@ export interface SyncStats {
 
 const PIPELINE = 'sync';
 const PROGRESS_LOG_INTERVAL_MS = 5_000;
+/** Profiles per write request to the mirror writer thread, by default. */
+export const PROFILE_BATCH_SIZE = 1000;
 
 /**
  * `sync`: pages through `GET /domains`, stores every summary, fetches and upserts the profiles
@@ -152,7 +154,7 @@ class SyncRun {
     this.fetchProfiles = options.profiles ?? true;
     this.full = options.full ?? false;
     this.maxPasses = options.maxPasses ?? 3;
-    this.batchSize = options.batchSize ?? 1000;
+    this.batchSize = options.batchSize ?? PROFILE_BATCH_SIZE;
     const concurrency = options.concurrency ?? ctx.config.sync.concurrency ?? ctx.config.api.concurrency;
     this.queue = new TaskQueue({ concurrency, maxWaiting: Math.max(concurrency * 4, this.perPage) });
     this.lastFlushMs = ctx.clock();

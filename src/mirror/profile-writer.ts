@@ -27,6 +27,9 @@ export type { WriterFailure } from './profile-writer-protocol.js';
  * keeps memory flat when fetching outruns writing.
  */
 
+/** The writer connection's page cache by default, KiB (see {@link ProfileWriterOptions.cacheSizeKib}). */
+export const WRITER_CACHE_SIZE_KIB = 16_384;
+
 /** Result of a profile batch: profiles written, and the ones the mirror refused, by domain. */
 export interface ProfileBatchResult {
   profilesWritten: number;
@@ -155,7 +158,7 @@ export async function openProfileWriter(
   const workerData: WriterWorkerData = {
     path: mirror.path,
     busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000)),
-    cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? 16_384)),
+    cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? WRITER_CACHE_SIZE_KIB)),
   };
   // A small young generation: the writer's garbage (each batch's profiles) dies young, and V8's
   // default let the thread's heap grow by tens of MB, which raised a full sync's peak RSS at the

@@ -2,7 +2,7 @@ import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainSummaryInput } from '../inputs.js';
 import { nextChangeSeq } from './change-seq.js';
-import { keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
+import { compareKeys, keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
 
 /*
  * The listing side of `domains` (`GET /domains`): summary upserts, which listed domains need
@@ -81,9 +81,7 @@ function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
     });
   });
   // In key order, as upsertProfiles writes: one sweep over the B-trees keyed by domain.
-  return [...byKey.values()].sort((a, b) =>
-    a.domain_normalized < b.domain_normalized ? -1 : a.domain_normalized > b.domain_normalized ? 1 : 0,
-  );
+  return [...byKey.values()].sort((a, b) => compareKeys(a.domain_normalized, b.domain_normalized));
 }
 
 /**

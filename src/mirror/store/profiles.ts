@@ -7,6 +7,7 @@ import { childRows, keyedChildWriter } from './child-history.js';
 import type { KeyedChildTable } from './child-history.js';
 import {
   booleanColumn,
+  compareKeys,
   integerColumn,
   jsonColumn,
   keyColumn,
@@ -133,7 +134,7 @@ const UPSERT_SECTION = `
     change_seq = excluded.change_seq
   WHERE data IS NOT excluded.data`;
 
-interface LicenceRow {
+export interface LicenceRow {
   jurisdiction: string;
   license_number: string;
   status: string | null;
@@ -142,7 +143,7 @@ interface LicenceRow {
   last_confirmed_at: string | null;
 }
 
-interface PaymentMethodRow {
+export interface PaymentMethodRow {
   normalized_name: string;
   category: string | null;
   confidence: string | null;
@@ -151,7 +152,7 @@ interface PaymentMethodRow {
 }
 
 /** Licences: keyed by jurisdiction and number; `change_log` keeps the status (as the 0001 triggers did). */
-const LICENCES: KeyedChildTable<LicenceRow> = {
+export const LICENCES: KeyedChildTable<LicenceRow> = {
   table: 'licenses',
   keyColumns: ['jurisdiction', 'license_number'],
   comparedColumns: ['status', 'source_url', 'first_seen_at', 'last_confirmed_at'],
@@ -161,7 +162,7 @@ const LICENCES: KeyedChildTable<LicenceRow> = {
 };
 
 /** Payment methods: keyed by normalised name; `change_log` keeps `category/confidence` (as the 0001 triggers did). */
-const PAYMENT_METHODS: KeyedChildTable<PaymentMethodRow> = {
+export const PAYMENT_METHODS: KeyedChildTable<PaymentMethodRow> = {
   table: 'payment_methods',
   keyColumns: ['normalized_name'],
   comparedColumns: ['category', 'confidence', 'first_seen_at', 'last_confirmed_at'],
@@ -284,7 +285,7 @@ export function upsertProfiles(
   // batch walks each B-tree once instead of jumping between its pages, and SQLite's small page
   // cache keeps hitting (about a fifth less CPU per profile on a 100,000-domain mirror, more the
   // larger the mirror; docs/benchmarks.md "export").
-  const all = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const all = [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
   const result: UpsertProfilesResult = {
     profiles: all.length,
     domains: { inserted: 0, updated: 0, unchanged: 0 },
