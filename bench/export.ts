@@ -35,6 +35,7 @@ import { openMirror } from '../src/mirror/database.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
 import type { BenchFigure } from './run.js';
+import { markdownTable } from './stats.js';
 
 /** Options of {@link runExportBench}. */
 export interface ExportBenchOptions {
@@ -461,11 +462,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '(about 6 per new domain), with their indexes.',
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
       `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does):`,
-    [
-      '| part | time | share |',
-      '|---|---|---|',
-      ...LOAD_PROFILE.table.map(([part, time, share]) => `| ${part} | ${time} | ${share} |`),
-    ].join('\n'),
+    markdownTable(['part', 'time', 'share'], LOAD_PROFILE.table),
     "The profile samples wall time, so the commits include waiting for the checkpoints' fsyncs. SQLite is " +
       'most of it. Three changes made the difference: the listing columns written in the same statement as ' +
       'the domain row, no second UPDATE (3,212 → 4,169 rows/s at 30,000 rows); each batch written in domain ' +

@@ -9,6 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { snapshotE2eFigures, snapshotE2eNotes } from './snapshot-e2e-report.js';
+import { markdownTable } from './stats.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const resultsDir = join(root, 'bench', 'results');
@@ -236,11 +237,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
         notes.push(
           `Where the sync's CPU goes (CPU profile of a full sync of ${SYNC_PROFILE.domains.toLocaleString('en-US')} domains, ` +
             `simulator on loopback, concurrency 8, ${SYNC_PROFILE.measured}; self time by what the code does, per profile):`,
-          [
-            '| thread | part | µs per profile |',
-            '|---|---|---|',
-            ...SYNC_PROFILE.table.map(([thread, part, us]) => `| ${thread} | ${part} | ${us} |`),
-          ].join('\n'),
+          markdownTable(['thread', 'part', 'µs per profile'], SYNC_PROFILE.table),
           SYNC_PROFILE.reading,
         );
         return notes;
@@ -394,9 +391,12 @@ const SYNC_PROFILE = {
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top. About ' +
     'three fifths of the CPU is the mirror writer, and most of that is SQLite itself: each row of a new domain ' +
     '(the domain, 1.6 licences, 4.5 payment methods, 4 sections, a change_log row per licence and payment ' +
-    'method) is a B-tree insert into its table and one into each of its indexes. What did help: each batch ' +
-    'written in domain order, 1,000 profiles per batch, and no redaction of per-request debug fields below ' +
-    'debug: 556 → 459 µs per profile, and 0.83 → 0.94 with the service 10 ms away at concurrency 8.',
+    'method) is a B-tree insert into its table and one into each of its indexes. What did help, measured the ' +
+    'night of 2026-11-24 when it was done: each batch written in domain order, 1,000 profiles per batch, and ' +
+    "no redaction of per-request debug fields below debug took that night's runs from 556 to 459 µs per " +
+    'profile, and from 0.83 to 0.94 with the service 10 ms away at concurrency 8. Runs of the same code on ' +
+    'later days measured 10–25 % apart in absolute terms (this machine is shared); the table at the top is ' +
+    'the latest.',
 };
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {

@@ -1,4 +1,4 @@
-/* Small numeric helpers the benchmarks share. */
+/* Small helpers the benchmarks share. */
 
 /** The median of `values` (the mean of the middle two for an even count). */
 export function median(values: readonly number[]): number {
@@ -11,4 +11,10 @@ export function median(values: readonly number[]): number {
 export function round(value: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
+}
+
+/** A Markdown table of `rows` under `header`, for the notes of docs/benchmarks.md. */
+export function markdownTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
 }

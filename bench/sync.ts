@@ -28,6 +28,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator } from '../src/simulator/index.js';
 import type { RunningSimulator } from '../src/simulator/index.js';
+import { round } from './stats.js';
 
 /**
  * Service latency at which target (a) is judged: a fast same-region API (network round trip plus
@@ -219,7 +220,7 @@ async function measureAtLatency(
         domains,
         full: rateFigures(full, fullRate),
         bareLoop: rateFigures(bare, bareRate),
-        ratio: round(fullRate / bareRate),
+        ratio: round(fullRate / bareRate, 3),
       },
       syncDir,
       fullMaxRssMb: full.maxRssMb,
@@ -244,8 +245,6 @@ function rateFigures(job: ChildOutput, rate: number): RateFigures {
     },
   };
 }
-
-const round = (n: number, digits = 3): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** Runs the sync benchmark; see the file comment for what is measured. */
 export async function runSyncBench(options: SyncBenchOptions = {}): Promise<SyncBenchResult> {
@@ -304,7 +303,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     const bareSqlite = await floorJob('bare-sqlite');
     const usPerProfile = (job: ChildOutput): number => Math.round((job.cpuMs * 1000) / job.profiles);
 
-    const requestRatio = round(profileRequests / changed);
+    const requestRatio = round(profileRequests / changed, 3);
     const cpuRatio = round(loopback.full.cpuUsPerProfile / loopback.bareLoop.cpuUsPerProfile, 2);
     return {
       name: 'sync',
