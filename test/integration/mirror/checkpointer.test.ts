@@ -2,10 +2,17 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { BULK_AUTOCHECKPOINT_PAGES, withBulkAutocheckpoint } from '../../../src/mirror/checkpointer.js';
+import Database from 'better-sqlite3';
+import {
+  BULK_AUTOCHECKPOINT_PAGES,
+  bulkCommits,
+  withBulkAutocheckpoint,
+} from '../../../src/mirror/checkpointer.js';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { profile } from './builders.js';
 
 const pragma = async (mirror: Mirror, name: string): Promise<unknown> =>
   Object.values((await sql.raw(`PRAGMA ${name}`).execute(mirror.db)).rows[0] as object)[0];
@@ -79,6 +86,68 @@ describe('withBulkAutocheckpoint', () => {
     const mirror = await openMirror(':memory:');
     try {
       await expect(withBulkAutocheckpoint(mirror, () => Promise.resolve(42))).resolves.toBe(42);
+    } finally {
+      await mirror.close();
+    }
+  });
+});
+
+describe('bulkCommits', () => {
+  const SYNCED = '2025-04-01T00:00:00.000Z';
+  const batch = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => profile(`d${from + i}.example`));
+
+  /** Domains another connection sees: only what was committed. */
+  function committedDomains(path: string): number {
+    const reader = new Database(path, { readonly: true });
+    try {
+      return (reader.prepare('SELECT count(*) AS n FROM domains').get() as { n: number }).n;
+    } finally {
+      reader.close();
+    }
+  }
+
+  it('commits once rowsPerCommit rows are written, each batch in a savepoint, and on commit()', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    const mirror = await openMirror(path);
+    try {
+      const commits = bulkCommits(mirror, 5);
+      // upsertProfiles opens its own transaction: inside the open one it nests as a savepoint.
+      expect(commits.write(2, () => upsertProfiles(mirror, batch(0, 2), { syncedAt: SYNCED })).profiles).toBe(
+        2,
+      );
+      commits.write(2, () => upsertProfiles(mirror, batch(2, 2), { syncedAt: SYNCED }));
+      expect(committedDomains(path)).toBe(0);
+      commits.write(2, () => upsertProfiles(mirror, batch(4, 2), { syncedAt: SYNCED }));
+      expect(committedDomains(path)).toBe(6);
+      commits.write(1, () => upsertProfiles(mirror, batch(6, 1), { syncedAt: SYNCED }));
+      expect(committedDomains(path)).toBe(6);
+      commits.commit();
+      expect(committedDomains(path)).toBe(7);
+      commits.commit(); // nothing open: nothing to do
+      expect(await pragma(mirror, 'integrity_check')).toBe('ok');
+    } finally {
+      await mirror.close();
+    }
+  });
+
+  it('a batch that throws is rolled back alone: the batches before it are committed, the error passed on', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    const mirror = await openMirror(path);
+    try {
+      const commits = bulkCommits(mirror, 100);
+      commits.write(3, () => upsertProfiles(mirror, batch(0, 3), { syncedAt: SYNCED }));
+      const bad = [...batch(3, 2), profile('bad.example', { last_enriched_at: 'yesterday' })];
+      expect(() => commits.write(3, () => upsertProfiles(mirror, bad, { syncedAt: SYNCED }))).toThrow(
+        /yesterday/,
+      );
+      expect(committedDomains(path)).toBe(3);
+      // The connection is usable and starts a new transaction for the next batch.
+      commits.write(1, () => upsertProfiles(mirror, batch(10, 1), { syncedAt: SYNCED }));
+      commits.commit();
+      expect(committedDomains(path)).toBe(4);
     } finally {
       await mirror.close();
     }
