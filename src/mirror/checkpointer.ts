@@ -67,6 +67,8 @@ export function bulkCommits(mirror: Mirror, rowsPerCommit: number): BulkCommits 
   };
   return {
     write(count, fn) {
+      // Inside a transaction someone else holds, the batch is theirs to commit.
+      if (!open && sqlite.inTransaction) return fn();
       if (!open) {
         sqlite.exec('BEGIN IMMEDIATE');
         open = true;

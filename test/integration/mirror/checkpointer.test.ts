@@ -8,7 +8,7 @@ import {
   bulkCommits,
   withBulkAutocheckpoint,
 } from '../../../src/mirror/checkpointer.js';
-import { openMirror } from '../../../src/mirror/database.js';
+import { mirrorInternals, openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -127,6 +127,25 @@ describe('bulkCommits', () => {
       expect(committedDomains(path)).toBe(7);
       commits.commit(); // nothing open: nothing to do
       expect(await pragma(mirror, 'integrity_check')).toBe('ok');
+    } finally {
+      await mirror.close();
+    }
+  });
+
+  it('inside a transaction the caller holds, writes without committing it', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'mirror.sqlite');
+    const mirror = await openMirror(path);
+    try {
+      const { sqlite } = mirrorInternals(mirror);
+      sqlite.exec('BEGIN IMMEDIATE');
+      const commits = bulkCommits(mirror, 1);
+      commits.write(2, () => upsertProfiles(mirror, batch(0, 2), { syncedAt: SYNCED }));
+      commits.commit();
+      expect(sqlite.inTransaction).toBe(true);
+      expect(committedDomains(path)).toBe(0);
+      sqlite.exec('COMMIT');
+      expect(committedDomains(path)).toBe(2);
     } finally {
       await mirror.close();
     }
