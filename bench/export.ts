@@ -474,6 +474,9 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'and one commit per 10,000 rows (five batches, each in a savepoint) instead of one per 2,000-row batch, since ' +
       'each commit writes every index page its batch touched and on a large mirror nearly every batch touches ' +
       'most of them (at 1,000,000 rows, measured 2026-11-25: NDJSON 0.63 → 0.79 of the ceiling, CSV 0.51 → 0.69). ' +
+      'It cost memory on NDJSON: peak RSS 211 MB before, 252 MB in the run above and 250 MB in a second run (bare loader ' +
+      '207 MB), near the 256 MB line; CSV rose less (181 → 193 MB). Not yet explained; committing every 3 batches instead ' +
+      'of 5 is the first thing to measure. ' +
       'The rest of the gap is rows the ceiling does not write (sections and change_log) and the validation ' +
       'pass, which keeps a bad file from touching the mirror.',
   ];
