@@ -27,7 +27,9 @@ import type { ExportScope } from './types.js';
 /**
  * Rows per commit of the load: five batches of the default 2,000 rows. Measured on a
  * 100,000-row CSV export: 2,712–2,749 rows/s committing every batch, 3,148–3,153 every five
- * batches, 3,187 every ten; peak RSS unchanged, since one batch is held in memory either way.
+ * batches, 3,187 every ten. Peak RSS did not change at 100,000 or 200,000 rows but did at
+ * 1,000,000 (NDJSON 211 → 250–252 MB, under the 256 MB target; every 6,000 rows: 234 MB):
+ * docs/benchmarks.md "export".
  */
 export const LOAD_ROWS_PER_COMMIT = 10_000;
 
@@ -98,8 +100,7 @@ export async function loadExportFile(
   let loaded = 0;
   const commits = bulkCommits(ctx.mirror, LOAD_ROWS_PER_COMMIT);
   const flush = (): void => {
-    const rowsOfBatch = batch;
-    commits.write(rowsOfBatch.length, () => loadExportRows(ctx.mirror, rowsOfBatch, { syncedAt }));
+    commits.write(batch.length, () => loadExportRows(ctx.mirror, batch, { syncedAt }));
     loaded += batch.length;
     loadTask.increment(batch.length);
     batch = [];

@@ -13,6 +13,7 @@ import type { Mirror } from '../../../src/mirror/database.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { profile } from './builders.js';
+import { tempMirror } from './helpers.js';
 
 const pragma = async (mirror: Mirror, name: string): Promise<unknown> =>
   Object.values((await sql.raw(`PRAGMA ${name}`).execute(mirror.db)).rows[0] as object)[0];
@@ -98,8 +99,8 @@ describe('bulkCommits', () => {
     Array.from({ length: count }, (_, i) => profile(`d${from + i}.example`));
 
   /** Domains another connection sees: only what was committed. */
-  function committedDomains(path: string): number {
-    const reader = new Database(path, { readonly: true });
+  function committedDomains(mirror: Mirror): number {
+    const reader = new Database(mirror.path, { readonly: true });
     try {
       return (reader.prepare('SELECT count(*) AS n FROM domains').get() as { n: number }).n;
     } finally {
@@ -108,67 +109,49 @@ describe('bulkCommits', () => {
   }
 
   it('commits once rowsPerCommit rows are written, each batch in a savepoint, and on commit()', async () => {
-    const dir = await tempDir();
-    const path = join(dir, 'mirror.sqlite');
-    const mirror = await openMirror(path);
-    try {
-      const commits = bulkCommits(mirror, 5);
-      // upsertProfiles opens its own transaction: inside the open one it nests as a savepoint.
-      expect(commits.write(2, () => upsertProfiles(mirror, batch(0, 2), { syncedAt: SYNCED })).profiles).toBe(
-        2,
-      );
-      commits.write(2, () => upsertProfiles(mirror, batch(2, 2), { syncedAt: SYNCED }));
-      expect(committedDomains(path)).toBe(0);
-      commits.write(2, () => upsertProfiles(mirror, batch(4, 2), { syncedAt: SYNCED }));
-      expect(committedDomains(path)).toBe(6);
-      commits.write(1, () => upsertProfiles(mirror, batch(6, 1), { syncedAt: SYNCED }));
-      expect(committedDomains(path)).toBe(6);
-      commits.commit();
-      expect(committedDomains(path)).toBe(7);
-      commits.commit(); // nothing open: nothing to do
-      expect(await pragma(mirror, 'integrity_check')).toBe('ok');
-    } finally {
-      await mirror.close();
-    }
+    const mirror = await tempMirror();
+    const commits = bulkCommits(mirror, 5);
+    // upsertProfiles opens its own transaction: inside the open one it nests as a savepoint.
+    expect(commits.write(2, () => upsertProfiles(mirror, batch(0, 2), { syncedAt: SYNCED })).profiles).toBe(
+      2,
+    );
+    commits.write(2, () => upsertProfiles(mirror, batch(2, 2), { syncedAt: SYNCED }));
+    expect(committedDomains(mirror)).toBe(0);
+    commits.write(2, () => upsertProfiles(mirror, batch(4, 2), { syncedAt: SYNCED }));
+    expect(committedDomains(mirror)).toBe(6);
+    commits.write(1, () => upsertProfiles(mirror, batch(6, 1), { syncedAt: SYNCED }));
+    expect(committedDomains(mirror)).toBe(6);
+    commits.commit();
+    expect(committedDomains(mirror)).toBe(7);
+    commits.commit(); // nothing open: nothing to do
+    expect(await pragma(mirror, 'integrity_check')).toBe('ok');
   });
 
   it('inside a transaction the caller holds, writes without committing it', async () => {
-    const dir = await tempDir();
-    const path = join(dir, 'mirror.sqlite');
-    const mirror = await openMirror(path);
-    try {
-      const { sqlite } = mirrorInternals(mirror);
-      sqlite.exec('BEGIN IMMEDIATE');
-      const commits = bulkCommits(mirror, 1);
-      commits.write(2, () => upsertProfiles(mirror, batch(0, 2), { syncedAt: SYNCED }));
-      commits.commit();
-      expect(sqlite.inTransaction).toBe(true);
-      expect(committedDomains(path)).toBe(0);
-      sqlite.exec('COMMIT');
-      expect(committedDomains(path)).toBe(2);
-    } finally {
-      await mirror.close();
-    }
+    const mirror = await tempMirror();
+    const { sqlite } = mirrorInternals(mirror);
+    sqlite.exec('BEGIN IMMEDIATE');
+    const commits = bulkCommits(mirror, 1);
+    commits.write(2, () => upsertProfiles(mirror, batch(0, 2), { syncedAt: SYNCED }));
+    commits.commit();
+    expect(sqlite.inTransaction).toBe(true);
+    expect(committedDomains(mirror)).toBe(0);
+    sqlite.exec('COMMIT');
+    expect(committedDomains(mirror)).toBe(2);
   });
 
   it('a batch that throws is rolled back alone: the batches before it are committed, the error passed on', async () => {
-    const dir = await tempDir();
-    const path = join(dir, 'mirror.sqlite');
-    const mirror = await openMirror(path);
-    try {
-      const commits = bulkCommits(mirror, 100);
-      commits.write(3, () => upsertProfiles(mirror, batch(0, 3), { syncedAt: SYNCED }));
-      const bad = [...batch(3, 2), profile('bad.example', { last_enriched_at: 'yesterday' })];
-      expect(() => commits.write(3, () => upsertProfiles(mirror, bad, { syncedAt: SYNCED }))).toThrow(
-        /yesterday/,
-      );
-      expect(committedDomains(path)).toBe(3);
-      // The connection is usable and starts a new transaction for the next batch.
-      commits.write(1, () => upsertProfiles(mirror, batch(10, 1), { syncedAt: SYNCED }));
-      commits.commit();
-      expect(committedDomains(path)).toBe(4);
-    } finally {
-      await mirror.close();
-    }
+    const mirror = await tempMirror();
+    const commits = bulkCommits(mirror, 100);
+    commits.write(3, () => upsertProfiles(mirror, batch(0, 3), { syncedAt: SYNCED }));
+    const bad = [...batch(3, 2), profile('bad.example', { last_enriched_at: 'yesterday' })];
+    expect(() => commits.write(3, () => upsertProfiles(mirror, bad, { syncedAt: SYNCED }))).toThrow(
+      /yesterday/,
+    );
+    expect(committedDomains(mirror)).toBe(3);
+    // The connection is usable and starts a new transaction for the next batch.
+    commits.write(1, () => upsertProfiles(mirror, batch(10, 1), { syncedAt: SYNCED }));
+    commits.commit();
+    expect(committedDomains(mirror)).toBe(4);
   });
 });
