@@ -25,13 +25,13 @@ import type { ExportScope } from './types.js';
  */
 
 /**
- * Rows per commit of the load: five batches of the default 2,000 rows. Measured on a
+ * Rows per commit of the load: three batches of the default 2,000 rows. Measured on a
  * 100,000-row CSV export: 2,712–2,749 rows/s committing every batch, 3,148–3,153 every five
- * batches, 3,187 every ten. Peak RSS did not change at 100,000 or 200,000 rows but did at
- * 1,000,000 (NDJSON 211 → 250–252 MB, under the 256 MB target; every 6,000 rows: 234 MB):
- * docs/benchmarks.md "export".
+ * batches, 3,187 every ten. The commit interval costs memory at 1,000,000 NDJSON rows (peak RSS
+ * 211 MB committing every batch, 250–252 MB every five, near the 256 MB target), so three: 234 MB
+ * and 0.75 of the bare loader where five gave 0.79 (docs/benchmarks.md "export").
  */
-export const LOAD_ROWS_PER_COMMIT = 10_000;
+export const LOAD_ROWS_PER_COMMIT = 6_000;
 
 /** Validates the file of `record`, then loads it in batches of `batchSize` rows. */
 export async function loadExportFile(
