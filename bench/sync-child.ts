@@ -1,7 +1,8 @@
 /**
  * Child process of the sync benchmark: runs one measured job against a simulator started by
  * the parent and prints one JSON line. Kept apart so its RSS and CPU are its own.
- * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'bare-loop', baseUrl, apiKey, dir, concurrency },
+ * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'sync-discard-profiles'|'bare-loop',
+ * baseUrl, apiKey, dir, concurrency },
  * or { mode: 'writer-alone'|'bare-sqlite', source, dir } (bench/sync-writer-floor.ts).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 import { syncPipeline } from '../pipelines/sync.js';
 import { createClient } from '../src/api/index.js';
 import { loadConfig } from '../src/config/load.js';
+import type { Mirror } from '../src/mirror/database.js';
+import { openProfileWriter, type ProfileWriter } from '../src/mirror/profile-writer.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { runWriterFloor } from './sync-writer-floor.js';
@@ -17,7 +20,7 @@ import { runWriterFloor } from './sync-writer-floor.js';
 limitHeapGrowth();
 
 interface Job {
-  mode: 'sync-full' | 'sync-incremental' | 'bare-loop' | 'writer-alone' | 'bare-sqlite';
+  mode: 'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | 'writer-alone' | 'bare-sqlite';
   /** The synced mirror whose profiles the writer modes write again. */
   source?: string;
   baseUrl: string;
@@ -72,10 +75,11 @@ async function main(): Promise<void> {
     return;
   }
   const ctx = await openRunContext({ config, apiKey: job.apiKey });
+  if (job.mode === 'sync-discard-profiles') ctx.openProfileWriter = openDiscardingWriter;
   const started = performance.now();
   const cpuStart = process.cpuUsage();
   const stopThreads = sampleThreads();
-  const result = await syncPipeline(ctx, { full: job.mode === 'sync-full' });
+  const result = await syncPipeline(ctx, { full: job.mode !== 'sync-incremental' });
   const elapsedMs = performance.now() - started;
   const cpuMs = cpuMsSince(cpuStart);
   const threads = stopThreads();
@@ -92,6 +96,27 @@ async function main(): Promise<void> {
     pages: result.stats.pages,
     stats: result.stats,
   });
+}
+
+/**
+ * The sync's own writer thread, except that profiles are acknowledged without being sent to it:
+ * listing pages and run stats are written as usual, profiles are not (no hand-off, no rows). A
+ * full sync through it measures what the sync costs without its profile writes: the most the
+ * fetching side allows, whatever the mirror.
+ */
+async function openDiscardingWriter(mirror: Mirror): Promise<ProfileWriter> {
+  const writer = await openProfileWriter(mirror);
+  return {
+    writeSummaries: (summaries, listedAt) => writer.writeSummaries(summaries, listedAt),
+    writeProfiles: async (profiles) => ({ profilesWritten: profiles.length, failures: [] }),
+    writeRunStats: (runId, stats) => writer.writeRunStats(runId, stats),
+    get pending() {
+      return writer.pending;
+    },
+    waitForRoom: () => writer.waitForRoom(),
+    drain: () => writer.drain(),
+    close: () => writer.close(),
+  };
 }
 
 /**

@@ -9,7 +9,11 @@
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
  * (d) the floor under (a'): the same profiles written again with no HTTP and no threads, by the
- *     sync's store functions and by plain prepared INSERTs of the same rows (sync-writer-floor.ts).
+ *     sync's store functions and by plain prepared INSERTs of the same rows (sync-writer-floor.ts);
+ * (e) the ceiling above (a) and (a'): a full sync whose profiles are acknowledged without being
+ *     written (sync-child.ts, `sync-discard-profiles`), at concurrency {@link HIGH_CONCURRENCY}
+ *     with the service {@link SERVICE_LATENCY_MS} ms away and with no latency: what the fetching
+ *     side alone allows, measured beside the same run's bare loops.
  * The simulator runs in this process; each measured job runs in its own child process.
  *
  * Why the target is judged with latency: the service is remote (it cannot even be reached from
@@ -103,6 +107,15 @@ export interface SyncBenchResult {
   };
   /** CPU per profile of the sync process / the bare loop's, no latency. */
   cpuRatio: number;
+  /**
+   * (e): full syncs with the profile writes discarded. `high`: concurrency {@link HIGH_CONCURRENCY},
+   * service {@link SERVICE_LATENCY_MS} ms away, ratio to that point's bare loop; `loopback`: no
+   * latency, CPU per profile against the loopback bare loop's.
+   */
+  withoutProfileWrites: {
+    high: RateFigures & { ratio: number };
+    loopback: RateFigures & { cpuRatio: number };
+  };
   /** (d): the mirror writes alone, CPU µs per profile, and the rows each profile makes. */
   writerFloor: {
     rowsPerProfile: number;
@@ -288,6 +301,27 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       await small.close();
     }
 
+    // (e): the same full syncs with the profile writes discarded, each beside its bare loop above.
+    const discarding = async (latencyMs: number, jobConcurrency: number): Promise<RateFigures> => {
+      setLatency(sim, latencyMs);
+      const jobDir = await mkdtemp(join(dir, `discard-${latencyMs}ms-`));
+      try {
+        const job = await runChild({
+          baseUrl: sim.baseUrl,
+          apiKey: sim.apiKey,
+          concurrency: jobConcurrency,
+          mode: 'sync-discard-profiles',
+          dir: jobDir,
+        });
+        return rateFigures(job, job.profiles / (job.elapsedMs / 1000));
+      } finally {
+        setLatency(sim, 0);
+        await rm(jobDir, { recursive: true, force: true });
+      }
+    };
+    const discardHigh = await discarding(SERVICE_LATENCY_MS, HIGH_CONCURRENCY);
+    const discardLoopback = await discarding(0, concurrency);
+
     // (d) last, after every timed sync, so that its writes cannot slow one of them down; the
     // profiles are those of the last full sync of the big catalogue.
     const source = join(high.syncDir, 'mirror.sqlite');
@@ -325,6 +359,16 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
         peakRssMb: Math.round(incremental.maxRssMb),
       },
       cpuRatio,
+      withoutProfileWrites: {
+        high: {
+          ...discardHigh,
+          ratio: round(discardHigh.profilesPerSecond / remoteHigh.bareLoop.profilesPerSecond, 3),
+        },
+        loopback: {
+          ...discardLoopback,
+          cpuRatio: round(discardLoopback.cpuUsPerProfile / loopback.bareLoop.cpuUsPerProfile, 2),
+        },
+      },
       writerFloor: {
         rowsPerProfile: bareSqlite.rowsPerProfile ?? 0,
         writerAloneUsPerProfile: usPerProfile(writerAlone),
