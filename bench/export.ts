@@ -471,12 +471,15 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '(0.46 → 0.54 of the ceiling at 200,000 rows); and checkpoints on the loading connection every ~40 MB instead of a checkpointer ' +
       'thread that never caught up (its WAL reached 5.6 GB beside a 1.6 GB mirror, and its index counted in ' +
       'the RSS: 300 MB at 1,000,000 rows; now 57–78 MB of WAL, and the load took 64 s instead of 85–102 s); ' +
-      'and one commit per 10,000 rows (five batches, each in a savepoint) instead of one per 2,000-row batch, since ' +
-      'each commit writes every index page its batch touched and on a large mirror nearly every batch touches ' +
-      'most of them (at 1,000,000 rows, measured 2026-11-25: NDJSON 0.63 → 0.79 of the ceiling, CSV 0.51 → 0.69). ' +
-      'It cost memory on NDJSON: peak RSS 211 MB before, 252 MB in the run above and 250 MB in a second run (bare loader ' +
-      '207 MB), near the 256 MB line; CSV rose less (181 → 193 MB). Not yet explained. A commit every 6,000 rows ' +
-      '(3 batches) measured 0.75 of the ceiling and 234 MB on NDJSON in one 1,000,000-row run (bare loader 225 MB). ' +
+      'and a commit every few batches, each batch in a savepoint, instead of one per 2,000-row batch, since each ' +
+      'commit writes every index page its batch touched and on a large mirror nearly every batch touches most of ' +
+      'them (at 1,000,000 rows, measured 2026-11-25 with a commit every 10,000 rows: NDJSON 0.63 → 0.79 of the ' +
+      'ceiling, CSV 0.51 → 0.69). Every 10,000 rows cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB ' +
+      'in two runs (bare loader 207–227 MB), near the 256 MB line, for a reason not yet established. So the load ' +
+      'commits every 6,000 rows (3 batches): the table above. Peak RSS varies from run to run by more than the ' +
+      'commit interval explains: with the same 6,000 rows an ad hoc NDJSON run measured 234 MB and the bench run ' +
+      'of 2026-11-25 07:45 219 MB, and CSV, 193 MB with 10,000 rows, measured 235 MB in that run; both stay ' +
+      'under 256 MB. ' +
       'The rest of the gap is rows the ceiling does not write (sections and change_log) and the validation ' +
       'pass, which keeps a bad file from touching the mirror.',
   ];
