@@ -255,7 +255,9 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             'the profiles, the JSON and hash of each profile.',
         );
         const without = r.withoutProfileWrites;
-        const leftUs = Math.round(r.targets.cpuRatioMax * r.bareLoop.cpuUsPerProfile - without.loopback.cpuUsPerProfile);
+        const leftUs = Math.round(
+          r.targets.cpuRatioMax * r.bareLoop.cpuUsPerProfile - without.loopback.cpuUsPerProfile,
+        );
         notes.push(
           'The ceiling above the sync targets: the same full sync with its profiles acknowledged as ' +
             'written but neither handed to the writer thread nor written (listing pages and run stats still ' +

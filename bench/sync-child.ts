@@ -20,7 +20,8 @@ import { runWriterFloor } from './sync-writer-floor.js';
 limitHeapGrowth();
 
 interface Job {
-  mode: 'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | 'writer-alone' | 'bare-sqlite';
+  mode:
+    'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | 'writer-alone' | 'bare-sqlite';
   /** The synced mirror whose profiles the writer modes write again. */
   source?: string;
   baseUrl: string;
