@@ -44,7 +44,7 @@ export class TaskQueue {
 
   /** Resolves when there is room for more tasks (backpressure for producers). */
   async waitForRoom(): Promise<void> {
-    if (this.queue.size >= this.maxWaiting) await this.queue.onSizeLessThan(this.maxWaiting);
+    await waitForQueue(this.queue, ['next', 'active'], () => this.queue.size < this.maxWaiting);
   }
 
   /** Drops every task not yet started (running ones finish). */
@@ -54,7 +54,7 @@ export class TaskQueue {
 
   /** Waits for every task to finish; rethrows the first unexpected task error. */
   async drain(): Promise<void> {
-    await this.queue.onIdle();
+    await waitForQueue(this.queue, ['idle'], () => this.queue.size === 0 && this.queue.pending === 0);
     if (this.firstError !== undefined) throw this.firstError;
   }
 
@@ -62,4 +62,32 @@ export class TaskQueue {
   get load(): number {
     return this.queue.size + this.queue.pending;
   }
+}
+
+/**
+ * Resolves at once if `done()` holds, else at the first of `events` on `queue` after which it
+ * does, and then removes its listener itself.
+ *
+ * Not p-queue's own `onSizeLessThan` / `onIdle`: they remove their listener through
+ * `addEventListener`'s `signal` option, and Node's EventTarget holds that removal only weakly, so a
+ * garbage collection while they wait leaves their listener on the queue for good
+ * (nodejs/node#63954, seen on Node 22 and 24). Every later event then calls it, and each call
+ * aborts its AbortController again, which builds a new DOMException. A sync waits once per listing
+ * page, so its queue gathered one such listener per page, and their cost grew with the catalogue:
+ * about 10,600 DOMExceptions (76 ms) in a 20,000-domain sync.
+ */
+function waitForQueue(
+  queue: PQueue,
+  events: ReadonlyArray<'next' | 'active' | 'idle'>,
+  done: () => boolean,
+): Promise<void> {
+  if (done()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const listener = (): void => {
+      if (!done()) return;
+      for (const event of events) queue.removeEventListener(event, listener);
+      resolve();
+    };
+    for (const event of events) queue.addEventListener(event, listener);
+  });
 }
