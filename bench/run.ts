@@ -413,7 +413,7 @@ function uploadFigures(u: {
  */
 const SYNC_PROFILE = {
   domains: 20_000,
-  measured: 'measured 2026-11-25, 3,135 profiles/s while profiled',
+  measured: 'measured 2026-11-25 before the task-queue fix described below, 3,135 profiles/s while profiled',
   table: [
     ['main', 'HTTP (undici, sockets)', '55'],
     ['main', 'garbage collection', '49'],
@@ -445,7 +445,12 @@ const SYNC_PROFILE = {
     "no redaction of per-request debug fields below debug took that night's runs from 556 to 459 µs per " +
     'profile, and from 0.83 to 0.94 with the service 10 ms away at concurrency 8. Runs of the same code on ' +
     'later days measured 10–25 % apart in absolute terms (this machine is shared); the table at the top is ' +
-    'the latest.',
+    "the latest. After this profile: p-queue's own waits (onSizeLessThan, onIdle) remove their listener " +
+    "through addEventListener's `signal` option, which Node loses in a garbage collection (nodejs/node#63954), " +
+    "so the sync's task queue kept one more listener per listing page, each building a DOMException on every " +
+    'later task (about 10,600 in a 20,000-domain sync, part of the long tail above). The task queue now ' +
+    'removes its own listeners (src/runtime/queue.ts); measured the same day with the profile writes ' +
+    'discarded, 100,000 domains, no latency: 193 → 175 µs of CPU per profile.',
 };
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
