@@ -478,7 +478,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'in two runs (bare loader 207–227 MB), near the 256 MB line, for a reason not yet established. So the load ' +
       'commits every 6,000 rows (3 batches): the table above. Peak RSS varies from run to run by more than the ' +
       'commit interval explains: with the same 6,000 rows an ad hoc NDJSON run measured 234 MB and the bench run ' +
-      'of 2026-11-25 07:45 219 MB, and CSV, 193 MB with 10,000 rows, measured 235 MB in that run; both stay ' +
+      'measured 2026-11-25T07:40 219 MB, and CSV, 193 MB with 10,000 rows, measured 235 MB in that run; both stay ' +
       'under 256 MB. ' +
       'The rest of the gap is rows the ceiling does not write (sections and change_log) and the validation ' +
       'pass, which keeps a bad file from touching the mirror.',
