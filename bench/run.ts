@@ -255,6 +255,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             'the profiles, the JSON and hash of each profile.',
         );
         const without = r.withoutProfileWrites;
+        const withoutThreads = without.loopback.threadsUsPerProfile;
         const leftUs = Math.round(
           r.targets.cpuRatioMax * r.bareLoop.cpuUsPerProfile - without.loopback.cpuUsPerProfile,
         );
@@ -269,10 +270,9 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               ? `, under the ${r.targets.ratioMin} target with no profile written at all. `
               : `: the profile writes cost the rest. `) +
             `With no latency it costs ${without.loopback.cpuUsPerProfile} µs of CPU per profile, ` +
-            `${fmt(without.loopback.cpuRatio)}× the bare loop's (main thread ` +
-            `${without.loopback.threadsUsPerProfile?.main ?? '–'} µs; the other threads, the writer with the listing ` +
-            `pages and V8's and libuv's helpers, ` +
-            `${without.loopback.threadsUsPerProfile ? without.loopback.threadsUsPerProfile.busiestOther + without.loopback.threadsUsPerProfile.rest : '–'} µs). ` +
+            `${fmt(without.loopback.cpuRatio)}× the bare loop's (main thread ${withoutThreads?.main ?? '–'} µs; ` +
+            "the other threads, the writer with the listing pages and V8's and libuv's helpers, " +
+            `${withoutThreads ? withoutThreads.busiestOther + withoutThreads.rest : '–'} µs). ` +
             (leftUs > 0
               ? `The ≤ ${r.targets.cpuRatioMax}× target leaves ${leftUs} µs per profile for writing it to the ` +
                 `mirror, against the ${floor.bareSqliteUsPerProfile} µs that plain INSERTs of its rows take` +

@@ -198,10 +198,14 @@ function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
   });
 }
 
-/** Sets (or clears, at 0) a latency on every request of the simulator. */
-function setLatency(sim: RunningSimulator, latencyMs: number): void {
+/** Runs `work` with the simulator delaying every request by `latencyMs`, then clears the delay. */
+async function withLatency<T>(sim: RunningSimulator, latencyMs: number, work: () => Promise<T>): Promise<T> {
   if (latencyMs > 0) sim.control.setFaults([{ kind: 'latency', latencyMs }]);
-  else sim.control.clearFaults();
+  try {
+    return await work();
+  } finally {
+    sim.control.clearFaults();
+  }
 }
 
 /**
@@ -215,8 +219,7 @@ async function measureAtLatency(
   dir: string,
   concurrency: number,
 ): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
-  setLatency(sim, latencyMs);
-  try {
+  return withLatency(sim, latencyMs, async () => {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
     const bare = await runChild({
       ...base,
@@ -225,29 +228,30 @@ async function measureAtLatency(
     });
     const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
     const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
-    const fullRate = full.profiles / (full.elapsedMs / 1000);
-    const bareRate = bare.profiles / (bare.elapsedMs / 1000);
     return {
       point: {
         latencyMs,
         domains,
-        full: rateFigures(full, fullRate),
-        bareLoop: rateFigures(bare, bareRate),
-        ratio: round(fullRate / bareRate, 3),
+        full: rateFigures(full),
+        bareLoop: rateFigures(bare),
+        ratio: round(rateOf(full) / rateOf(bare), 3),
       },
       syncDir,
       fullMaxRssMb: full.maxRssMb,
     };
-  } finally {
-    setLatency(sim, 0);
-  }
+  });
 }
 
-function rateFigures(job: ChildOutput, rate: number): RateFigures {
+/** Profiles per second of a measured job. */
+function rateOf(job: ChildOutput): number {
+  return job.profiles / (job.elapsedMs / 1000);
+}
+
+function rateFigures(job: ChildOutput): RateFigures {
   return {
     profiles: job.profiles,
     seconds: round(job.elapsedMs / 1000, 1),
-    profilesPerSecond: Math.round(rate),
+    profilesPerSecond: Math.round(rateOf(job)),
     peakRssMb: Math.round(job.maxRssMb),
     cpuUsPerProfile: Math.round((job.cpuMs * 1000) / job.profiles),
     simulatorCpuUsPerProfile: Math.round((job.simulatorCpuMs * 1000) / job.profiles),
@@ -302,23 +306,22 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     }
 
     // (e): the same full syncs with the profile writes discarded, each beside its bare loop above.
-    const discarding = async (latencyMs: number, jobConcurrency: number): Promise<RateFigures> => {
-      setLatency(sim, latencyMs);
-      const jobDir = await mkdtemp(join(dir, `discard-${latencyMs}ms-`));
-      try {
-        const job = await runChild({
-          baseUrl: sim.baseUrl,
-          apiKey: sim.apiKey,
-          concurrency: jobConcurrency,
-          mode: 'sync-discard-profiles',
-          dir: jobDir,
-        });
-        return rateFigures(job, job.profiles / (job.elapsedMs / 1000));
-      } finally {
-        setLatency(sim, 0);
-        await rm(jobDir, { recursive: true, force: true });
-      }
-    };
+    const discarding = (latencyMs: number, jobConcurrency: number): Promise<RateFigures> =>
+      withLatency(sim, latencyMs, async () => {
+        const jobDir = await mkdtemp(join(dir, `discard-${latencyMs}ms-`));
+        try {
+          const job = await runChild({
+            baseUrl: sim.baseUrl,
+            apiKey: sim.apiKey,
+            concurrency: jobConcurrency,
+            mode: 'sync-discard-profiles',
+            dir: jobDir,
+          });
+          return rateFigures(job);
+        } finally {
+          await rm(jobDir, { recursive: true, force: true });
+        }
+      });
     const discardHigh = await discarding(SERVICE_LATENCY_MS, HIGH_CONCURRENCY);
     const discardLoopback = await discarding(0, concurrency);
 
