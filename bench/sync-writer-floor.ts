@@ -15,7 +15,7 @@
  */
 import { PROFILE_BATCH_SIZE as BATCH } from '../pipelines/sync.js';
 import { DEFAULTS } from '../src/config/defaults.js';
-import { BULK_AUTOCHECKPOINT_PAGES } from '../src/mirror/checkpointer.js';
+import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB } from '../src/mirror/profile-writer.js';
@@ -75,7 +75,7 @@ export async function runWriterFloor(
   const mirror = await openMirror(targetPath, {});
   try {
     const { sqlite } = mirrorInternals(mirror);
-    sqlite.pragma(`wal_autocheckpoint = ${BULK_AUTOCHECKPOINT_PAGES}`);
+    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
     const at = new Date().toISOString();
     if (mode === 'writer-alone') {

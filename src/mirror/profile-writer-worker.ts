@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { BULK_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
+import { bulkAutocheckpointPages } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
 import { applyRequests } from './profile-writer-apply.js';
@@ -46,7 +46,7 @@ openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }).the
     // Every ~40 MB rather than SQLite's ~4 MB: each checkpoint waits for two fsyncs, during which
     // fetching runs ahead only as far as maxPending lets it, so fewer checkpoints made a sync
     // measurably faster (current rates: docs/benchmarks.md "sync").
-    sqlite.pragma(`wal_autocheckpoint = ${BULK_AUTOCHECKPOINT_PAGES}`);
+    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
     port.postMessage({ ready: true });
     if (waiting.length > 0 && !scheduled) {

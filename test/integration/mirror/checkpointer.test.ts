@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import {
-  BULK_AUTOCHECKPOINT_PAGES,
+  BULK_AUTOCHECKPOINT_BYTES,
+  bulkAutocheckpointPages,
   bulkCommits,
   withBulkAutocheckpoint,
 } from '../../../src/mirror/checkpointer.js';
@@ -47,14 +48,14 @@ describe('withBulkAutocheckpoint', () => {
     try {
       expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(1000);
       const largestWal = await withBulkAutocheckpoint(mirror, async () => {
-        expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(BULK_AUTOCHECKPOINT_PAGES);
+        // ~40 MB of 8 KiB pages (a new mirror's).
+        expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(5000);
         return bulkWrite(mirror, 120);
       });
-      // 120 MB written: without checkpoints the WAL would hold all of it. With one every 10,000
-      // pages it never exceeds that plus the transaction that crossed the line.
-      const pageSize = (await pragma(mirror, 'page_size')) as number;
+      // 120 MB written: without checkpoints the WAL would hold all of it. With one every ~40 MB
+      // it never exceeds that plus the transaction that crossed the line.
       expect(largestWal).toBeGreaterThan(10 * MB);
-      expect(largestWal).toBeLessThan(BULK_AUTOCHECKPOINT_PAGES * pageSize + 4 * MB);
+      expect(largestWal).toBeLessThan(BULK_AUTOCHECKPOINT_BYTES + 4 * MB);
       // The database file holds the checkpointed rows.
       expect(statSync(path).size).toBeGreaterThan(60 * MB);
       expect(await pragma(mirror, 'wal_autocheckpoint')).toBe(1000);
@@ -63,6 +64,20 @@ describe('withBulkAutocheckpoint', () => {
       expect(rows.rows[0]!.n).toBe(120 * 16);
     } finally {
       await mirror.close();
+    }
+  });
+
+  it('sizes the interval in bytes: 10,000 pages in a mirror of 4 KiB pages, 5,000 in one of 8 KiB', () => {
+    const small = new Database(':memory:');
+    const large = new Database(':memory:');
+    try {
+      small.pragma('page_size = 4096');
+      large.pragma('page_size = 8192');
+      expect(bulkAutocheckpointPages(small)).toBe(10_000);
+      expect(bulkAutocheckpointPages(large)).toBe(5000);
+    } finally {
+      small.close();
+      large.close();
     }
   });
 

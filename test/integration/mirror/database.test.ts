@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateMirror, openMirror } from '../../../src/mirror/database.js';
+import { migrateMirror, NEW_MIRROR_PAGE_SIZE, openMirror } from '../../../src/mirror/database.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 describe('openMirror', () => {
@@ -54,6 +54,40 @@ describe('openMirror', () => {
     } finally {
       await mirror.close();
       await mirror.close(); // idempotent
+    }
+  });
+
+  it('gives a new file 8 KiB pages and leaves the page size of an existing one alone', async () => {
+    const dir = await tempDir();
+    const pageSize = async (path: string): Promise<number> => {
+      const mirror = await openMirror(path);
+      try {
+        const rows = await sql<{ page_size: number }>`PRAGMA page_size`.execute(mirror.db);
+        return rows.rows[0]!.page_size;
+      } finally {
+        await mirror.close();
+      }
+    };
+    expect(NEW_MIRROR_PAGE_SIZE).toBe(8192);
+    const fresh = join(dir, 'fresh.sqlite');
+    expect(await pageSize(fresh)).toBe(8192);
+    expect(await pageSize(fresh)).toBe(8192);
+    // A mirror made before 8 KiB pages (SQLite's default 4096, already in WAL) keeps its pages,
+    // and opening, migrating and writing it works as before.
+    const older = join(dir, 'older.sqlite');
+    const raw = new Database(older);
+    raw.pragma('journal_mode = WAL');
+    raw.exec('CREATE TABLE before_us (id INTEGER PRIMARY KEY)');
+    raw.close();
+    expect(await pageSize(older)).toBe(4096);
+    const mirror = await openMirror(older);
+    try {
+      await sql`INSERT INTO before_us (id) VALUES (1)`.execute(mirror.db);
+      expect((await migrateMirror(mirror)).applied).toEqual([]);
+      const check = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(mirror.db);
+      expect(check.rows[0]!.integrity_check).toBe('ok');
+    } finally {
+      await mirror.close();
     }
   });
 
