@@ -149,6 +149,16 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
         },
         {
           bench: 'sync',
+          figure:
+            "the sync's store functions alone (as above) into a mirror of 8 KiB pages, what openMirror now creates",
+          value: `${r.writerFloor.writerAloneUsPerProfile} µs`,
+          baseline: `the same into a mirror of 4 KiB pages ${r.writerFloor.writerAlone4KiBUsPerProfile} µs`,
+          ratio: fmt(r.writerFloor.writerAloneUsPerProfile / r.writerFloor.writerAlone4KiBUsPerProfile),
+          target: '-',
+          met: null,
+        },
+        {
+          bench: 'sync',
           figure: 'lowest CPU per profile a sync writing these rows can have: bare loop + plain INSERTs',
           value: `${r.bareLoop.cpuUsPerProfile + r.writerFloor.bareSqliteUsPerProfile} µs`,
           baseline: `bare client loop ${r.bareLoop.cpuUsPerProfile} µs`,

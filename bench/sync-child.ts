@@ -3,7 +3,7 @@
  * the parent and prints one JSON line. Kept apart so its RSS and CPU are its own.
  * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'sync-discard-profiles'|'bare-loop',
  * baseUrl, apiKey, dir, concurrency },
- * or { mode: 'writer-alone'|'bare-sqlite', source, dir } (bench/sync-writer-floor.ts).
+ * or { mode: 'writer-alone'|'writer-alone-4k'|'bare-sqlite', source, dir } (bench/sync-writer-floor.ts).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,13 +15,13 @@ import { openProfileWriter, type ProfileWriter } from '../src/mirror/profile-wri
 import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { runWriterFloor } from './sync-writer-floor.js';
+import type { WriterFloorMode } from './sync-writer-floor.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
 
 interface Job {
-  mode:
-    'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | 'writer-alone' | 'bare-sqlite';
+  mode: 'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | WriterFloorMode;
   /** The synced mirror whose profiles the writer modes write again. */
   source?: string;
   baseUrl: string;
@@ -32,7 +32,7 @@ interface Job {
 
 async function main(): Promise<void> {
   const job = JSON.parse(process.env.BENCH_JOB ?? '{}') as Job;
-  if (job.mode === 'writer-alone' || job.mode === 'bare-sqlite') {
+  if (job.mode === 'writer-alone' || job.mode === 'writer-alone-4k' || job.mode === 'bare-sqlite') {
     const result = await runWriterFloor(job.mode, job.source!, join(job.dir, 'mirror.sqlite'));
     print({ ...result, threads: null });
     return;

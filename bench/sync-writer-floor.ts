@@ -4,6 +4,8 @@
  *
  * - `writer-alone`: the sync's own store functions (upsertDomainSummaries for each listing page
  *   of 500, then upsertProfiles for each 1,000 profiles), as the mirror writer thread runs them.
+ * - `writer-alone-4k`: the same into a mirror file of 4 KiB pages, as one made before new mirrors
+ *   got 8 KiB pages (NEW_MIRROR_PAGE_SIZE) has: what the page size is worth, in the same run.
  * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
  *   rows the mirror keeps for a new domain (the domain row with its raw profile, each licence and
  *   payment method, the 4 section rows and one change_log row per licence and payment method),
@@ -13,10 +15,11 @@
  * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
  * order) and count only the CPU of the writes.
  */
+import Database from 'better-sqlite3';
 import { PROFILE_BATCH_SIZE as BATCH } from '../pipelines/sync.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
-import { mirrorInternals, openMirror } from '../src/mirror/database.js';
+import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB } from '../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
@@ -28,7 +31,7 @@ import { compareKeys } from '../src/mirror/store/values.js';
 /** Listing page size of the sync. */
 const PAGE = DEFAULTS.sync.perPage;
 
-export type WriterFloorMode = 'writer-alone' | 'bare-sqlite';
+export type WriterFloorMode = 'writer-alone' | 'writer-alone-4k' | 'bare-sqlite';
 
 export interface WriterFloorResult {
   profiles: number;
@@ -60,6 +63,17 @@ async function readSource(sourcePath: string): Promise<SourceRow[]> {
   }
 }
 
+/** An empty SQLite file in WAL with `pageSize`-byte pages, which openMirror then keeps. */
+function createWithPageSize(path: string, pageSize: number): void {
+  const db = new Database(path);
+  try {
+    db.pragma(`page_size = ${pageSize}`);
+    db.pragma('journal_mode = WAL');
+  } finally {
+    db.close();
+  }
+}
+
 const cpuMsSince = (start: NodeJS.CpuUsage): number => {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / 1000;
@@ -72,13 +86,17 @@ export async function runWriterFloor(
   targetPath: string,
 ): Promise<WriterFloorResult> {
   const source = await readSource(sourcePath);
+  if (mode === 'writer-alone-4k') createWithPageSize(targetPath, 4096);
   const mirror = await openMirror(targetPath, {});
   try {
     const { sqlite } = mirrorInternals(mirror);
+    const expectedPageSize = mode === 'writer-alone-4k' ? 4096 : NEW_MIRROR_PAGE_SIZE;
+    if (sqlite.pragma('page_size', { simple: true }) !== expectedPageSize)
+      throw new Error(`${mode}: the mirror's pages are not ${expectedPageSize} bytes`);
     sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
     const at = new Date().toISOString();
-    if (mode === 'writer-alone') {
+    if (mode !== 'bare-sqlite') {
       const summaries: DomainSummaryInput[] = source.map((r) => ({
         domain_normalized: r.domain_normalized,
         company_name: r.company_name,

@@ -33,6 +33,7 @@ import { join } from 'node:path';
 import { startSimulator } from '../src/simulator/index.js';
 import type { RunningSimulator } from '../src/simulator/index.js';
 import { round } from './stats.js';
+import type { WriterFloorMode } from './sync-writer-floor.js';
 
 /**
  * Service latency at which target (a) is judged: a fast same-region API (network round trip plus
@@ -121,6 +122,8 @@ export interface SyncBenchResult {
     rowsPerProfile: number;
     /** The sync's store functions (upsertDomainSummaries, upsertProfiles) in one thread. */
     writerAloneUsPerProfile: number;
+    /** The same store functions into a mirror of 4 KiB pages (one made before 8 KiB pages). */
+    writerAlone4KiBUsPerProfile: number;
     /** Plain prepared INSERTs of the same rows into the same schema. */
     bareSqliteUsPerProfile: number;
     /** (bare loop + bare INSERTs) / bare loop: the lowest CPU ratio a sync writing these rows can have. */
@@ -328,7 +331,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     // (d) last, after every timed sync, so that its writes cannot slow one of them down; the
     // profiles are those of the last full sync of the big catalogue.
     const source = join(high.syncDir, 'mirror.sqlite');
-    const floorJob = async (mode: 'writer-alone' | 'bare-sqlite'): Promise<ChildOutput> => {
+    const floorJob = async (mode: WriterFloorMode): Promise<ChildOutput> => {
       const jobDir = await mkdtemp(join(dir, `${mode}-`));
       try {
         return await runChild({ mode, source, dir: jobDir });
@@ -337,6 +340,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       }
     };
     const writerAlone = await floorJob('writer-alone');
+    const writerAlone4KiB = await floorJob('writer-alone-4k');
     const bareSqlite = await floorJob('bare-sqlite');
     const usPerProfile = (job: ChildOutput): number => Math.round((job.cpuMs * 1000) / job.profiles);
 
@@ -375,6 +379,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       writerFloor: {
         rowsPerProfile: bareSqlite.rowsPerProfile ?? 0,
         writerAloneUsPerProfile: usPerProfile(writerAlone),
+        writerAlone4KiBUsPerProfile: usPerProfile(writerAlone4KiB),
         bareSqliteUsPerProfile: usPerProfile(bareSqlite),
         lowestCpuRatio: round(
           (loopback.bareLoop.cpuUsPerProfile + usPerProfile(bareSqlite)) / loopback.bareLoop.cpuUsPerProfile,
