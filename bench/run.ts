@@ -262,7 +262,12 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               : `the ≤ ${r.targets.cpuRatioMax}× target is above it. `) +
             `The store functions cost ${fmt(floor.writerAloneUsPerProfile / floor.bareSqliteUsPerProfile)}× the plain ` +
             'INSERTs: upserts with their conflict checks, the stored-state reads, the listing rows written before ' +
-            'the profiles, the JSON and hash of each profile.',
+            'the profiles, the JSON and hash of each profile. All of these write into a mirror of 8 KiB pages, ' +
+            'which openMirror gives every new mirror file (NEW_MIRROR_PAGE_SIZE in src/mirror/database.ts): a ' +
+            "domain's row with its raw profile is about 2.6 KB, so a 4 KiB page held one. Into a mirror of 4 KiB " +
+            `pages, as made before, the store functions cost ${floor.writerAlone4KiBUsPerProfile} µs per profile in ` +
+            `this run (${fmt(floor.writerAloneUsPerProfile / floor.writerAlone4KiBUsPerProfile)}× of that with 8 KiB). ` +
+            'An existing mirror keeps its page size.',
         );
         const without = r.withoutProfileWrites;
         const withoutThreads = without.loopback.threadsUsPerProfile;
