@@ -5,7 +5,7 @@
  * bare better-sqlite3 loader of the same rows (the ceiling).
  *
  * - The simulator runs in this (parent) process; everything measured runs in child processes so
- *   each peak RSS (`process.resourceUsage().maxRSS`) is the pipeline's own.
+ *   each peak RSS (VmHWM: bench/peak-rss.ts) is the pipeline's own.
  * - Every section, because that is what users export. With them come the licences, payment
  *   methods, section rows, their history and change_log: most of the load's cost.
  * - The pipeline child runs `export --no-load` (create, poll, download: timed as `download`), then
@@ -36,6 +36,7 @@ import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
 import type { BenchFigure } from './run.js';
 import { markdownTable } from './stats.js';
+import { ownPeakRssMb } from './peak-rss.js';
 
 /** Options of {@link runExportBench}. */
 export interface ExportBenchOptions {
@@ -173,8 +174,7 @@ function runChild(args: string[]): Promise<unknown> {
 }
 
 function peakRssMb(): number {
-  // maxRSS is in kilobytes.
-  return process.resourceUsage().maxRSS / 1024;
+  return ownPeakRssMb();
 }
 
 /** The pipeline child: `export --no-load`, then `export` resuming it; both timed. */

@@ -20,6 +20,7 @@ import { loadConfig } from '../src/config/load.js';
 import { openMirror } from '../src/mirror/database.js';
 import { noopProgress } from '../src/runtime/progress.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
+import { ownPeakRssMb } from './peak-rss.js';
 
 // The CLI's process setting (src/cli/main.ts), so the child is the CLI's process.
 limitHeapGrowth();
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
     }
   }
   const wallSeconds = (performance.now() - started) / 1000;
-  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  const peakRssMb = Math.round(ownPeakRssMb());
   process.stdout.write(`${JSON.stringify({ wallSeconds, peakRssMb, ...extra })}\n`);
 }
 

@@ -15,7 +15,7 @@
  *   ZONE`, integers BIGINT, booleans BOOLEAN).
  *
  * Peak RSS of each child comes from a tiny `--import` module (`peak-rss-on-exit.ts`) that writes
- * `process.resourceUsage().maxRSS` to a file when the process exits; both sides load it.
+ * its own peak RSS (bench/peak-rss.ts) to a file when the process exits; both sides load it.
  *
  * `node dist/bench/snapshot-e2e.js [domains] [rounds]` runs it alone.
  */

@@ -31,6 +31,7 @@ import Database from 'better-sqlite3';
 import { openMirror } from '../src/mirror/database.js';
 import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { median, round } from './stats.js';
+import { ownPeakRssMb } from './peak-rss.js';
 
 /** Options of {@link runSnapshotUploadBench}. */
 export interface SnapshotUploadBenchOptions {
@@ -331,7 +332,7 @@ async function commandMain(configPath: string): Promise<void> {
     new AbortController().signal,
   );
   const wallSeconds = (performance.now() - started) / 1000;
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  const peakRssMb = ownPeakRssMb();
   const summary = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
   process.stdout.write(`${JSON.stringify({ wallSeconds, peakRssMb, summary })}\n`);
 }
@@ -409,7 +410,7 @@ async function childMain(
     result = { objectsUploaded: objects, objectsSkipped: 0, bytesUploaded: bytes };
   }
   const wallSeconds = (performance.now() - started) / 1000;
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  const peakRssMb = ownPeakRssMb();
   process.stdout.write(`${JSON.stringify({ wallSeconds, peakRssMb, ...result })}\n`);
 }
 

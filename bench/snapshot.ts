@@ -11,7 +11,7 @@
  *   not contain, so its file here is correct).
  *
  * Every writer uses SNAPPY, 100,000-row row groups, and runs in its own child process so that its
- * peak RSS (`process.resourceUsage().maxRSS`) is its own. Wall time is measured inside the child
+ * peak RSS (VmHWM: bench/peak-rss.ts) is its own. Wall time is measured inside the child
  * from opening the SQLite file to the closed Parquet file (process start and imports excluded).
  *
  * Then the upload of a large snapshot to S3-compatible storage against a bare SDK upload of the
@@ -36,6 +36,7 @@ import type { SnapshotE2eBenchResult } from './snapshot-e2e.js';
 import { runSnapshotUploadBench } from './snapshot-upload.js';
 import type { SnapshotUploadBenchResult } from './snapshot-upload.js';
 import { median, round } from './stats.js';
+import { ownPeakRssMb } from './peak-rss.js';
 
 /** Writers compared by the benchmark. */
 export type SnapshotBenchWriter = 'ours' | 'duckdb' | 'parquetjs-lite';
@@ -364,8 +365,7 @@ async function childMain(writer: string, sqlitePath: string, out: string): Promi
     db.close();
   }
   const wallSeconds = (performance.now() - start) / 1000;
-  // maxRSS is in kilobytes.
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  const peakRssMb = ownPeakRssMb();
   process.stdout.write(`${JSON.stringify({ wallSeconds, peakRssMb, rows, phases })}\n`);
 }
 

@@ -16,6 +16,7 @@ import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
+import { ownPeakRssMb } from './peak-rss.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
@@ -162,7 +163,7 @@ function cpuMsSince(start: NodeJS.CpuUsage): number {
 }
 
 function print(fields: Record<string, unknown>): void {
-  const maxRssMb = process.resourceUsage().maxRSS / 1024;
+  const maxRssMb = ownPeakRssMb();
   process.stdout.write(`${JSON.stringify({ ...fields, maxRssMb })}\n`);
 }
 
