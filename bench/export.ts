@@ -479,7 +479,9 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'commits every 6,000 rows (3 batches): the table above. Peak RSS varies from run to run by more than the ' +
       'commit interval explains: with the same 6,000 rows an ad hoc NDJSON run measured 234 MB and the bench run ' +
       'measured 2026-11-25T07:40 219 MB, and CSV, 193 MB with 10,000 rows, measured 235 MB in that run; both stay ' +
-      'under 256 MB. ' +
+      'under 256 MB. (Those figures were getrusage maxRSS, an upper bound; see the top of this page. Measured ' +
+      "as each process's own peak, 2026-11-25 with 6,000 rows per commit: NDJSON 219 MB beside the bare " +
+      "loader's 220 MB, CSV 209 MB beside 199 MB: the bare loader's own peak is about as high as the load's.) " +
       'The rest of the gap is rows the ceiling does not write (sections and change_log) and the validation ' +
       'pass, which keeps a bad file from touching the mirror.',
   ];

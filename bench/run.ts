@@ -568,6 +568,11 @@ export async function writeReport(): Promise<void> {
     'Every figure is compared with a baseline measured in the same run, on the same machine, because',
     'these machines are shared and noisy: read the ratios, not the absolute numbers.',
     '',
+    "Peak RSS is each measured child process's own high-water mark (`VmHWM`, bench/peak-rss.ts). Runs",
+    'before 2026-11-25T11:00 used getrusage maxRSS, which Linux keeps across exec: a child reported at',
+    "least its parent's RSS when spawned, so those figures (and the older ones quoted in the notes) are",
+    'upper bounds. The publish children of one combined run all read 288 MB that way; alone, 116 MB.',
+    '',
   ];
   const summaryAt = lines.length;
   const missed: string[] = [];

@@ -29,8 +29,10 @@ import type { ExportScope } from './types.js';
  * 100,000-row CSV export: 2,712–2,749 rows/s committing every batch, 3,148–3,153 every five
  * batches, 3,187 every ten. The commit interval costs memory at 1,000,000 NDJSON rows (peak RSS
  * 211 MB committing every batch, 250–252 MB every five, near the 256 MB target), so three: 219–234 MB
- * and 0.74–0.75 of the bare loader where five gave 0.79. Peak RSS also varies from run to run: the
- * bare loader's own measured 200–227 MB over four 1,000,000-row runs (docs/benchmarks.md "export").
+ * and 0.74–0.75 of the bare loader where five gave 0.79. Those RSS figures were getrusage maxRSS, an
+ * upper bound that can include the benchmark parent's RSS; measured as the process's own peak
+ * (VmHWM) with three batches: NDJSON 219 MB, CSV 209 MB, the bare loader 199–220 MB
+ * (docs/benchmarks.md "export"). Five or ten batches were not re-measured that way.
  */
 export const LOAD_ROWS_PER_COMMIT = 6_000;
 
