@@ -173,10 +173,6 @@ function runChild(args: string[]): Promise<unknown> {
   });
 }
 
-function peakRssMb(): number {
-  return ownPeakRssMb();
-}
-
 /** The pipeline child: `export --no-load`, then `export` resuming it; both timed. */
 async function pipelineChild(
   dir: string,
@@ -216,7 +212,7 @@ async function pipelineChild(
       rowsLoaded: loaded.stats.rowsLoaded,
       filePath: downloaded.stats.filePath!,
       fileBytes: downloaded.stats.bytes ?? 0,
-      peakRssMb: peakRssMb(),
+      peakRssMb: ownPeakRssMb(),
       ...(loaded.status === 'done' ? {} : { error: JSON.stringify(loaded.error) }),
     };
     process.stdout.write(JSON.stringify(result));
@@ -382,7 +378,7 @@ async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: strin
   if (batch.length > 0) flush(batch);
   const seconds = (performance.now() - t) / 1000;
   db.close();
-  const result: CeilingChildResult = { seconds, rows, peakRssMb: peakRssMb() };
+  const result: CeilingChildResult = { seconds, rows, peakRssMb: ownPeakRssMb() };
   process.stdout.write(JSON.stringify(result));
 }
 

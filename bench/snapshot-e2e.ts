@@ -173,7 +173,7 @@ async function timeChild(dir: string, args: string[], nodeOptions: readonly stri
   });
   const wallSeconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`${args.join(' ')} failed (exit ${code}): ${stderr.slice(-2000)}`);
-  const peakRssMb = Number(await readFile(rssFile, 'utf8')) / 1024;
+  const peakRssMb = Number(await readFile(rssFile, 'utf8'));
   return { wallSeconds, peakRssMb, bytes: await parquetBytes(out) };
 }
 

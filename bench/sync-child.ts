@@ -14,7 +14,7 @@ import type { Mirror } from '../src/mirror/database.js';
 import { openProfileWriter, type ProfileWriter } from '../src/mirror/profile-writer.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
-import { runWriterFloor } from './sync-writer-floor.js';
+import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
 import { ownPeakRssMb } from './peak-rss.js';
 
@@ -33,7 +33,7 @@ interface Job {
 
 async function main(): Promise<void> {
   const job = JSON.parse(process.env.BENCH_JOB ?? '{}') as Job;
-  if (job.mode === 'writer-alone' || job.mode === 'writer-alone-4k' || job.mode === 'bare-sqlite') {
+  if (isWriterFloorMode(job.mode)) {
     const result = await runWriterFloor(job.mode, job.source!, join(job.dir, 'mirror.sqlite'));
     print({ ...result, threads: null });
     return;

@@ -31,7 +31,13 @@ import { compareKeys } from '../src/mirror/store/values.js';
 /** Listing page size of the sync. */
 const PAGE = DEFAULTS.sync.perPage;
 
-export type WriterFloorMode = 'writer-alone' | 'writer-alone-4k' | 'bare-sqlite';
+/** The modes of {@link runWriterFloor}, which bench/sync-child.ts hands to it. */
+export const WRITER_FLOOR_MODES = ['writer-alone', 'writer-alone-4k', 'bare-sqlite'] as const;
+export type WriterFloorMode = (typeof WRITER_FLOOR_MODES)[number];
+
+export function isWriterFloorMode(mode: string): mode is WriterFloorMode {
+  return (WRITER_FLOOR_MODES as readonly string[]).includes(mode);
+}
 
 export interface WriterFloorResult {
   profiles: number;

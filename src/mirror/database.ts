@@ -99,12 +99,12 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
     // so the pragmas double as the format check.
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (!readonly) {
+      // Before WAL: a new, empty file takes the page size now or never (a no-op on any other).
+      sqlite.pragma(`page_size = ${NEW_MIRROR_PAGE_SIZE}`);
       // SQLite can answer SQLITE_BUSY at once, without the busy handler, while another process
       // sets up the same new file (switching it to WAL, recovering its WAL index): two commands
       // started together on a fresh mirror saw "database is locked" here. Wait and retry within
       // the busy timeout, as any other write would wait.
-      // Before WAL: a new, empty file takes the page size now or never (a no-op on any other).
-      sqlite.pragma(`page_size = ${NEW_MIRROR_PAGE_SIZE}`);
       retryWhileBusy(() => sqlite.pragma('journal_mode = WAL'), busyTimeoutMs);
       sqlite.pragma('synchronous = NORMAL');
     }
