@@ -5,7 +5,12 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from '../log/logger.js';
 import type { Mirror } from '../mirror/database.js';
-import { releaseLock, renewLock, tryAcquireLock, type LockRecord } from '../mirror/store/locks.js';
+import {
+  releaseLock,
+  renewLockWithoutWaiting,
+  tryAcquireLock,
+  type LockRecord,
+} from '../mirror/store/locks.js';
 import { finishPipelineRun, listRunningPipelineRuns } from '../mirror/store/runs.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 import { sleep } from '../util/sleep.js';
@@ -206,34 +211,63 @@ function handle(
   };
 }
 
+/** How soon a heartbeat that found the mirror's write lock held tries again, ms. */
+const HEARTBEAT_BUSY_RETRY_MS = 100;
+
+/**
+ * Renews the lease every quarter of it. A renewal never waits for another connection's write
+ * lock: this is the pipeline's own thread, and a sync's writer thread holds that lock for up to
+ * its commit interval, during which a waiting renewal would hold up every request in flight. A
+ * busy renewal is tried again every {@link HEARTBEAT_BUSY_RETRY_MS} ms until it gets through; the
+ * lease (four beats long) covers the wait, and a wait longer than a beat is logged.
+ */
 function startHeartbeat(ctx: MirrorLockContext, lock: HeldLock, leaseMs: number): NodeJS.Timeout {
-  const timer = setInterval(
-    () => {
-      if (lock.released) return clearInterval(timer);
-      const now = ctx.clock();
-      try {
-        const renewed = renewLock(ctx.mirror, {
-          name: MIRROR_LOCK_NAME,
-          token: lock.token,
-          now: isoFromMs(now),
-          expiresAt: isoFromMs(now + leaseMs),
-        });
-        if (!renewed) {
-          clearInterval(timer);
-          ctx.logger.error('mirror lock lost: another process took it over; stopping', {});
-          lock.lost.abort(
-            new DomainSyncError('ERR_LOCK_LOST', 'the mirror lock was taken over by another process'),
-          );
+  const beatMs = Math.max(250, Math.floor(leaseMs / 4));
+  let retry: NodeJS.Timeout | undefined;
+  let busySince: number | undefined;
+  let warned = false;
+  const beat = (): void => {
+    retry = undefined;
+    if (lock.released) return;
+    const now = ctx.clock();
+    try {
+      const renewed = renewLockWithoutWaiting(ctx.mirror, {
+        name: MIRROR_LOCK_NAME,
+        token: lock.token,
+        now: isoFromMs(now),
+        expiresAt: isoFromMs(now + leaseMs),
+      });
+      if (renewed === 'busy') {
+        busySince ??= now;
+        if (!warned && now - busySince >= beatMs) {
+          warned = true;
+          ctx.logger.warn('mirror lock heartbeat: the mirror stays busy; still trying', {
+            waitedMs: now - busySince,
+          });
         }
-      } catch (error) {
-        // SQLITE_BUSY beyond the busy timeout, say: the next beat tries again, and the lease
-        // (four beats long) covers a missed one.
-        if ((error as { code?: unknown }).code === 'ERR_MIRROR_CLOSED') clearInterval(timer);
-        else ctx.logger.warn('mirror lock heartbeat failed; retrying', { error });
+        retry = setTimeout(beat, HEARTBEAT_BUSY_RETRY_MS);
+        retry.unref();
+        return;
       }
-    },
-    Math.max(250, Math.floor(leaseMs / 4)),
-  );
+      busySince = undefined;
+      warned = false;
+      if (!renewed) {
+        clearInterval(timer);
+        ctx.logger.error('mirror lock lost: another process took it over; stopping', {});
+        lock.lost.abort(
+          new DomainSyncError('ERR_LOCK_LOST', 'the mirror lock was taken over by another process'),
+        );
+      }
+    } catch (error) {
+      // Anything else: the next beat tries again, and the lease (four beats long) covers a missed one.
+      if ((error as { code?: unknown }).code === 'ERR_MIRROR_CLOSED') clearInterval(timer);
+      else ctx.logger.warn('mirror lock heartbeat failed; retrying', { error });
+    }
+  };
+  const timer = setInterval(() => {
+    if (lock.released) return clearInterval(timer);
+    if (retry === undefined) beat();
+  }, beatMs);
   // The heartbeat must never be what keeps a finished process alive.
   timer.unref();
   return timer;

@@ -127,6 +127,28 @@ export function renewLock(
   return changes > 0;
 }
 
+/**
+ * {@link renewLock} without waiting for another connection's write lock: `'busy'` at once while
+ * another connection holds it (the sync's writer thread keeps a transaction open for seconds), so
+ * the caller's thread is never blocked for the busy timeout and can try again shortly.
+ */
+export function renewLockWithoutWaiting(
+  mirror: Mirror,
+  options: { name: string; token: string; now: string; expiresAt: string },
+): boolean | 'busy' {
+  const { sqlite } = mirrorInternals(mirror);
+  const busyTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    return renewLock(mirror, options);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return 'busy';
+    throw error;
+  } finally {
+    sqlite.pragma(`busy_timeout = ${busyTimeout}`);
+  }
+}
+
 /** Releases a lock we hold. Returns false when it was not ours any more (nothing is changed). */
 export function releaseLock(mirror: Mirror, options: { name: string; token: string }): boolean {
   const { changes } = cachedStatement(mirror, 'DELETE FROM locks WHERE name = ? AND token = ?').run(

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MemoryLogger } from '../../../src/log/logger.js';
 import { openMirror, type Mirror } from '../../../src/mirror/database.js';
@@ -7,9 +8,12 @@ import { acquireMirrorLock, LockedError, type MirrorLockContext } from '../../..
 import { isoFromMs } from '../../../src/util/time.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
-async function lockContext(clock: () => number = Date.now): Promise<MirrorLockContext & { mirror: Mirror }> {
+async function lockContext(
+  clock: () => number = Date.now,
+  busyTimeoutMs?: number,
+): Promise<MirrorLockContext & { mirror: Mirror; logger: MemoryLogger }> {
   return {
-    mirror: await openMirror(join(await tempDir(), 'mirror.sqlite')),
+    mirror: await openMirror(join(await tempDir(), 'mirror.sqlite'), { busyTimeoutMs }),
     logger: new MemoryLogger(),
     signal: new AbortController().signal,
     clock,
@@ -76,6 +80,41 @@ describe('acquireMirrorLock in one process', () => {
     const [lock] = listLocks(ctx.mirror, isoFromMs(clock.now()));
     expect(lock!.stale).toBe(false);
     expect(lock!.expires_at > firstExpiry).toBe(true);
+    held.release();
+    await ctx.mirror.close();
+  });
+
+  it("never waits on its thread for another connection's write lock, and renews once the lock is free", async () => {
+    const clock = steppedClock();
+    // A busy timeout the renewal would sit out if it waited for the lock, as it used to.
+    const ctx = await lockContext(clock.now, 1_000);
+    const held = await acquireMirrorLock(ctx, 'sync');
+    const firstExpiry = listLocks(ctx.mirror)[0]!.expires_at;
+    // Another connection holds the write lock, as the sync's writer thread does between commits.
+    const other = new Database(ctx.mirror.path);
+    other.exec('BEGIN IMMEDIATE');
+    clock.advance(500); // a beat (a quarter of the 2 s lease)
+    // The beat found the mirror busy and left at once: nothing renewed, nothing failed.
+    expect(listLocks(ctx.mirror)[0]!.expires_at).toBe(firstExpiry);
+    expect(ctx.logger.events.filter((e) => e.level !== 'debug')).toEqual([]);
+    // Its retries run on timers, so this thread's event loop turns meanwhile.
+    let turned = false;
+    await new Promise<void>((resolve) =>
+      setTimeout(() => {
+        turned = true;
+        resolve();
+      }, 250),
+    );
+    expect(turned).toBe(true);
+    expect(listLocks(ctx.mirror)[0]!.expires_at).toBe(firstExpiry);
+    other.exec('COMMIT');
+    other.close();
+    // The next retry gets through without waiting for the next beat.
+    await vi.waitFor(() => expect(listLocks(ctx.mirror)[0]!.expires_at > firstExpiry).toBe(true), {
+      timeout: 5_000,
+      interval: 20,
+    });
+    expect(held.signal.aborted).toBe(false);
     held.release();
     await ctx.mirror.close();
   });
