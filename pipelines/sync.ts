@@ -401,8 +401,15 @@ class SyncRun {
   /**
    * Waits until every write asked for is committed or refused AND its answer handled (refused
    * profiles counted as failures): the writer's own drain can resolve before those handlers run.
+   * A commit that failed stops the run.
    */
   private async settleWrites(): Promise<void> {
+    try {
+      // The writer answers a write once applied in its open transaction; this commits them.
+      await this.writer.drain();
+    } catch (error) {
+      this.noteStop(error);
+    }
     while (this.writes.size > 0) await Promise.all([...this.writes]);
   }
 

@@ -1,7 +1,7 @@
 import { mirrorInternals } from './database.js';
 import type { Mirror } from './database.js';
 import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
-import type { WriterFailure, WriterReply, WriterRequest } from './profile-writer-protocol.js';
+import type { WriterFailure, WriterReply, WriterWriteRequest } from './profile-writer-protocol.js';
 import { upsertDomainSummaries } from './store/domains.js';
 import { upsertProfiles } from './store/profiles.js';
 import { updatePipelineRunStats } from './store/runs.js';
@@ -11,7 +11,8 @@ import { updatePipelineRunStats } from './store/runs.js';
  * profile-writer-worker.ts, or the calling thread for an in-memory mirror).
  */
 
-function errorFields(error: unknown): { code: string; message: string } {
+/** The code and message of a write's error, as a reply carries them. */
+export function errorFields(error: unknown): { code: string; message: string } {
   const code = (error as { code?: unknown } | null)?.code;
   return {
     code: typeof code === 'string' ? code : 'ERR_MIRROR_WRITE',
@@ -20,7 +21,7 @@ function errorFields(error: unknown): { code: string; message: string } {
 }
 
 /** Runs one request on `m` (the caller decides about the transaction). */
-function apply(m: Mirror, request: WriterRequest): WriterReply {
+function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
   if (request.kind === 'summaries') {
     const result = upsertDomainSummaries(m, request.summaries as readonly DomainSummaryInput[], {
       listedAt: request.listedAt,
@@ -46,7 +47,7 @@ function immediate<T>(m: Mirror, fn: () => T): T {
 }
 
 /** One request alone; a refused profile batch is retried one profile at a time. */
-function applyAlone(m: Mirror, request: WriterRequest): WriterReply {
+function applyAlone(m: Mirror, request: WriterWriteRequest): WriterReply {
   try {
     return immediate(m, () => apply(m, request));
   } catch (error) {
@@ -81,7 +82,7 @@ function domainOf(profile: unknown): string {
  * written and each request is applied again alone, and a refused profile batch one profile at a
  * time, so every good profile lands and a bad one is reported by its domain.
  */
-export function applyRequests(m: Mirror, group: readonly WriterRequest[]): WriterReply[] {
+export function applyRequests(m: Mirror, group: readonly WriterWriteRequest[]): WriterReply[] {
   if (group.length === 0) return [];
   if (group.length === 1) return [applyAlone(m, group[0]!)];
   try {
@@ -89,4 +90,42 @@ export function applyRequests(m: Mirror, group: readonly WriterRequest[]): Write
   } catch {
     return group.map((request) => applyAlone(m, request));
   }
+}
+
+/** An error a store function throws before it writes anything (bad input, an unknown run). */
+function leftNothingWritten(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_MIRROR_INPUT' || code === 'ERR_MIRROR_NOT_FOUND';
+}
+
+/**
+ * Applies requests in order inside the transaction the caller holds open (the writer thread's),
+ * each joining it: no savepoint, whose sub-journal copies every page a batch touches first.
+ * The store functions check every value before they write, so a refused request wrote nothing
+ * and the others go on; a refused profile batch is applied again one profile at a time, so
+ * every good profile lands and a bad one is reported by its domain. Any other error means a
+ * write stopped part-way: it is thrown, and the caller must roll the transaction back.
+ */
+export function applyInOpenTransaction(m: Mirror, group: readonly WriterWriteRequest[]): WriterReply[] {
+  return group.map((request) => {
+    try {
+      return apply(m, request);
+    } catch (error) {
+      if (!leftNothingWritten(error)) throw error;
+      if (request.kind !== 'profiles') return { id: request.id, ok: false, error: errorFields(error) };
+      const failures: WriterFailure[] = [];
+      let written = 0;
+      for (const profile of request.profiles) {
+        try {
+          written += upsertProfiles(m, [profile as DomainProfileInput], {
+            syncedAt: request.syncedAt,
+          }).profiles;
+        } catch (itemError) {
+          if (!leftNothingWritten(itemError)) throw itemError;
+          failures.push({ item: domainOf(profile), ...errorFields(itemError) });
+        }
+      }
+      return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+    }
+  });
 }

@@ -7,16 +7,26 @@ export interface WriterWorkerData {
   busyTimeoutMs: number;
   /** SQLite page cache of the writer connection, KiB. */
   cacheSizeKib: number;
+  /** Commit the open transaction once it holds this many profiles… */
+  commitEveryProfiles: number;
+  /** …or this many ms after it began, whichever comes first. */
+  commitAfterMs: number;
 }
 
 /** A write asked of the writer thread. */
-export type WriterCommand =
+export type WriterWrite =
   | { kind: 'summaries'; summaries: readonly unknown[]; listedAt: string }
   | { kind: 'profiles'; profiles: readonly unknown[]; syncedAt: string }
   | { kind: 'runStats'; runId: number; stats: Record<string, unknown> };
 
+/** What the writer thread is asked: a write, or to commit what it applied so far. */
+export type WriterCommand = WriterWrite | { kind: 'commit' };
+
 /** A {@link WriterCommand} with the id its reply carries. */
 export type WriterRequest = WriterCommand & { id: number };
+
+/** A {@link WriterWrite} with the id its reply carries. */
+export type WriterWriteRequest = WriterWrite & { id: number };
 
 /** An item the mirror refused, by domain. */
 export interface WriterFailure {
@@ -30,4 +40,5 @@ export type WriterReply =
   | { id: number; ok: true; kind: 'summaries'; result: UpsertSummariesResult }
   | { id: number; ok: true; kind: 'profiles'; profilesWritten: number; failures: WriterFailure[] }
   | { id: number; ok: true; kind: 'runStats' }
+  | { id: number; ok: true; kind: 'commit' }
   | { id: number; ok: false; error: { code: string; message: string } };

@@ -8,6 +8,7 @@ import type {
   WriterFailure,
   WriterReply,
   WriterWorkerData,
+  WriterWrite,
 } from './profile-writer-protocol.js';
 import { applyRequests } from './profile-writer-apply.js';
 import type { UpsertSummariesResult } from './store/domains.js';
@@ -20,7 +21,8 @@ export type { WriterFailure } from './profile-writer-protocol.js';
  * so on the main thread the mirror was the bottleneck of a full sync (docs/benchmarks.md). Here
  * the main thread fetches and parses; a worker thread with its own connection to the same file
  * runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the order the
- * writes were asked for; requests waiting together share one transaction (profile-writer-apply.ts).
+ * writes were asked for, in one open transaction that it commits every few thousand profiles
+ * (profile-writer-worker.ts says why and when).
  *
  * Callers must {@link ProfileWriter.drain} before anything that reads what was written (the
  * watermark is advanced only after a drain) and respect {@link ProfileWriter.waitForRoom}, which
@@ -29,6 +31,12 @@ export type { WriterFailure } from './profile-writer-protocol.js';
 
 /** The writer connection's page cache by default, KiB (see {@link ProfileWriterOptions.cacheSizeKib}). */
 export const WRITER_CACHE_SIZE_KIB = 16_384;
+
+/** Profiles the writer thread commits at most, by default (see {@link ProfileWriterOptions.commitEveryProfiles}). */
+export const WRITER_COMMIT_EVERY_PROFILES = 4_000;
+
+/** ms after which the writer thread commits at the latest, by default (see {@link ProfileWriterOptions.commitAfterMs}). */
+export const WRITER_COMMIT_AFTER_MS = 2_000;
 
 /** Result of a profile batch: profiles written, and the ones the mirror refused, by domain. */
 export interface ProfileBatchResult {
@@ -52,6 +60,15 @@ export interface ProfileWriterOptions {
   /** How long a write waits for another writer's lock. @default 15000 */
   busyTimeoutMs?: number;
   /**
+   * The thread commits its open transaction once it holds this many profiles (or at
+   * {@link commitAfterMs}, a run-stats write, drain or close): each commit rewrites every index
+   * page the transaction touched, so fewer commits cost less CPU per profile; a crash loses at
+   * most what was not committed, which the next sync fetches again. @default 4000
+   */
+  commitEveryProfiles?: number;
+  /** …or this many ms after the transaction began, whichever comes first. @default 2000 */
+  commitAfterMs?: number;
+  /**
    * Write on the calling thread, through the mirror's own connection, instead of a worker thread:
    * the same store functions and results, without the thread (an in-memory mirror always gets
    * this). @default false
@@ -61,24 +78,33 @@ export interface ProfileWriterOptions {
 
 /** Mirror writes done by a worker thread; see the file comment. */
 export interface ProfileWriter {
-  /** Upserts a listing page (upsertDomainSummaries in the worker). */
+  /**
+   * Upserts a listing page (upsertDomainSummaries in the worker). Resolves once applied in the
+   * thread's open transaction; {@link drain} commits it.
+   */
   writeSummaries(summaries: readonly DomainSummaryInput[], listedAt: string): Promise<UpsertSummariesResult>;
-  /** Upserts profiles (upsertProfiles in the worker); a refused profile is reported, not thrown. */
+  /**
+   * Upserts profiles (upsertProfiles in the worker); a refused profile is reported, not thrown.
+   * Resolves once applied, as {@link writeSummaries}.
+   */
   writeProfiles(profiles: readonly DomainProfileInput[], syncedAt: string): Promise<ProfileBatchResult>;
   /**
    * Saves a run's progress stats (updatePipelineRunStats in the worker), in order with the writes
    * before it. The caller's thread never waits for the mirror's write lock this way: written on
    * the fetching thread, the update waited for the writer's transaction to commit (up to 180 ms
-   * measured on a 100,000-domain sync), and every request in flight waited with it.
+   * measured on a 100,000-domain sync), and every request in flight waited with it. Resolves
+   * once committed, with every write asked for before it.
    */
   writeRunStats(runId: number, stats: Record<string, unknown>): Promise<void>;
-  /** Requests sent and not yet answered. */
+  /** Requests sent and not yet applied. */
   readonly pending: number;
   /** Resolves when fewer than `maxPending` requests are in flight. */
   waitForRoom(): Promise<void>;
   /**
-   * Resolves when every request sent so far is committed (or answered with an error). Handlers
-   * the caller chained on the write promises may still be queued: await those to see their effect.
+   * Commits every write applied so far and resolves when every request sent so far is answered;
+   * rejects when writes answered as applied were lost instead (the mirror failed to commit them).
+   * Handlers the caller chained on the write promises may still be queued: await those to see
+   * their effect.
    */
   drain(): Promise<void>;
   /** Drains, then stops the thread and closes its connection. Idempotent. */
@@ -104,7 +130,7 @@ function workerScript(): URL {
  */
 function inlineWriter(mirror: Mirror): ProfileWriter {
   let nextId = 1;
-  const run = (request: WriterCommand): WriterReply =>
+  const run = (request: WriterWrite): WriterReply =>
     applyRequests(mirror, [{ ...request, id: nextId++ }])[0]!;
   return {
     writeSummaries: async (summaries, listedAt) =>
@@ -159,6 +185,8 @@ export async function openProfileWriter(
     path: mirror.path,
     busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 15_000)),
     cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? WRITER_CACHE_SIZE_KIB)),
+    commitEveryProfiles: Math.max(1, Math.trunc(options.commitEveryProfiles ?? WRITER_COMMIT_EVERY_PROFILES)),
+    commitAfterMs: Math.max(0, Math.trunc(options.commitAfterMs ?? WRITER_COMMIT_AFTER_MS)),
   };
   // A small young generation: the writer's garbage (each batch's profiles) dies young, and V8's
   // default let the thread's heap grow by tens of MB, which raised a full sync's peak RSS at the
@@ -170,6 +198,8 @@ export async function openProfileWriter(
   let nextId = 1;
   let dead: Error | undefined;
   let closing: Promise<void> | undefined;
+  /** Set when the thread could not commit writes it had answered as applied. */
+  let commitError: DomainSyncError | undefined;
 
   const settleWaiting = (): void => {
     if (waiters.size < maxPending) for (const wake of roomWaiters.splice(0)) wake();
@@ -211,7 +241,15 @@ export async function openProfileWriter(
     worker.once('error', onError);
   });
 
-  worker.on('message', (reply: WriterReply) => {
+  worker.on('message', (reply: WriterReply | { commitFailed: { code: string; message: string } }) => {
+    if ('commitFailed' in reply) {
+      // Writes already answered as applied are lost: nothing more may be written on top of them.
+      const lost = reply.commitFailed;
+      mirror.logger.error('mirror writer could not commit', { code: lost.code });
+      commitError ??= new DomainSyncError(lost.code, `the mirror writer could not commit: ${lost.message}`);
+      die(commitError);
+      return;
+    }
     const waiter = waiters.get(reply.id);
     if (waiter === undefined) return;
     waiters.delete(reply.id);
@@ -240,8 +278,15 @@ export async function openProfileWriter(
       worker.postMessage({ ...request, id });
     });
   };
-  const drain = (): Promise<void> =>
+  const settled = (): Promise<void> =>
     waiters.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve));
+  const drain = async (): Promise<void> => {
+    if (dead !== undefined) throw dead;
+    const committed = send({ kind: 'commit' });
+    await settled();
+    const reply = await committed;
+    if (!reply.ok) throw replyError(reply);
+  };
 
   return {
     writeSummaries: async (summaries, listedAt) =>
@@ -260,11 +305,14 @@ export async function openProfileWriter(
     drain,
     close() {
       closing ??= (async () => {
-        await drain();
+        // The thread commits what it applied before it closes; a commit that failed is thrown.
+        await settled();
+        if (commitError !== undefined) throw commitError;
         if (dead !== undefined) return;
         const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
         worker.postMessage({ kind: 'close' });
         await exited;
+        if (commitError !== undefined) throw commitError;
       })();
       return closing;
     },

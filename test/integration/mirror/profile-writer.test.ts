@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
@@ -172,6 +172,64 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     await inline.writeRunStats(runId, { profilesFetched: 3 });
     expect(getPipelineRun(mirror, runId)?.stats).toEqual({ profilesFetched: 3 });
     await inline.close();
+  });
+
+  it('commits every commitEveryProfiles profiles, commitAfterMs after the transaction began, and at drain', async () => {
+    const mirror = await tempMirror();
+    // What another process (a `status`, the dashboard) sees: committed rows only.
+    const reader = new Database(mirror.path, { readonly: true });
+    const committed = (): number =>
+      (reader.prepare('SELECT count(*) AS n FROM domains').get() as { n: number }).n;
+    const writer = await openProfileWriter(mirror, { commitEveryProfiles: 100, commitAfterMs: 600_000 });
+    // Answered once applied in the open transaction, not yet committed.
+    expect(await writer.writeProfiles(manyProfiles(60, 'a'), T1)).toEqual({
+      profilesWritten: 60,
+      failures: [],
+    });
+    expect(committed()).toBe(0);
+    // The 100th profile commits the transaction, with everything applied before it.
+    await writer.writeProfiles(manyProfiles(50, 'b'), T1);
+    expect(committed()).toBe(110);
+    await writer.writeProfiles(manyProfiles(10, 'c'), T1);
+    expect(committed()).toBe(110);
+    // drain() commits what was applied.
+    await writer.drain();
+    expect(committed()).toBe(120);
+    await writer.close();
+
+    // With nothing more coming, the transaction is committed once it is commitAfterMs old.
+    const timed = await openProfileWriter(mirror, { commitEveryProfiles: 100, commitAfterMs: 300 });
+    await timed.writeProfiles(manyProfiles(5, 'd'), T1);
+    expect(committed()).toBe(120);
+    await vi.waitFor(() => expect(committed()).toBe(125), { timeout: 10_000, interval: 50 });
+    await timed.close();
+    reader.close();
+  });
+
+  it('a write that fails part-way rolls back the whole open transaction and is reported, never half-committed', async () => {
+    const mirror = await tempMirror();
+    // A failure the store cannot see coming (here a trigger; in life a full disk or an I/O
+    // error), raised after the domain row of the profile is written. Made before the writer
+    // opens its transaction, which holds the write lock.
+    const other = new Database(mirror.path);
+    other.exec(`CREATE TRIGGER refuse_licence BEFORE INSERT ON licenses WHEN NEW.license_number = 'L-boom'
+                BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
+    other.close();
+    const writer = await openProfileWriter(mirror, { commitEveryProfiles: 10_000, commitAfterMs: 600_000 });
+    await writer.writeProfiles(manyProfiles(20, 'ok'), T1);
+    const failed = await writer
+      .writeProfiles([profile('boom.example', { licenses: [licence({ license_number: 'L-boom' })] })], T1)
+      .catch((error: unknown) => error);
+    expect(failed).toMatchObject({ message: expect.stringContaining('disk trouble') });
+    // Every later request, and the drain, are refused: what was answered as applied is lost.
+    await expect(writer.drain()).rejects.toThrow(/disk trouble/);
+    await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/disk trouble/);
+    await expect(writer.close()).rejects.toThrow(/disk trouble/);
+    // Nothing of the open transaction reached the file: not the 20 profiles applied before, not
+    // the half-written one.
+    const rows = await mirror.db.selectFrom('domains').select('domain_normalized').execute();
+    expect(rows).toEqual([]);
+    expect(await mirror.db.selectFrom('licenses').select('license_number').execute()).toEqual([]);
   });
 
   it('with inline, writes on the calling thread: the row is there before the promise settles', async () => {
