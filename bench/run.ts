@@ -10,6 +10,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { snapshotE2eFigures, snapshotE2eNotes } from './snapshot-e2e-report.js';
 import { markdownTable } from './stats.js';
+import { WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const resultsDir = join(root, 'bench', 'results');
@@ -157,6 +158,21 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
           target: '-',
           met: null,
         },
+        ...(r.writerFloor.writerAlonePerBatchUsPerProfile === undefined
+          ? []
+          : [
+              {
+                bench: 'sync',
+                figure: `the sync's store functions alone (as above), committed every ${WRITER_COMMIT_EVERY_PROFILES.toLocaleString('en-US')} profiles as the writer thread now commits`,
+                value: `${r.writerFloor.writerAloneUsPerProfile} µs`,
+                baseline: `the same committed after every listing page and 1,000 profiles ${r.writerFloor.writerAlonePerBatchUsPerProfile} µs`,
+                ratio: fmt(
+                  r.writerFloor.writerAloneUsPerProfile / r.writerFloor.writerAlonePerBatchUsPerProfile,
+                ),
+                target: '-',
+                met: null,
+              },
+            ]),
         {
           bench: 'sync',
           figure: 'lowest CPU per profile a sync writing these rows can have: bare loop + plain INSERTs',

@@ -3,7 +3,7 @@
  * the parent and prints one JSON line. Kept apart so its RSS and CPU are its own.
  * Input: BENCH_JOB (JSON) = { mode: 'sync-full'|'sync-incremental'|'sync-discard-profiles'|'bare-loop',
  * baseUrl, apiKey, dir, concurrency },
- * or { mode: 'writer-alone'|'writer-alone-4k'|'bare-sqlite', source, dir } (bench/sync-writer-floor.ts).
+ * or { mode: one of WRITER_FLOOR_MODES, source, dir } (bench/sync-writer-floor.ts).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

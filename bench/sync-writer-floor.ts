@@ -3,13 +3,18 @@
  * same profiles written into an empty mirror with no HTTP and no threads, two ways.
  *
  * - `writer-alone`: the sync's own store functions (upsertDomainSummaries for each listing page
- *   of 500, then upsertProfiles for each 1,000 profiles), as the mirror writer thread runs them.
+ *   of 500, then upsertProfiles for each 1,000 profiles), as the mirror writer thread runs them:
+ *   in one transaction committed every WRITER_COMMIT_EVERY_PROFILES profiles.
+ * - `writer-alone-per-batch`: the same, committed after every listing page and every 1,000
+ *   profiles, as the writer thread did before it held its transaction open across batches: what
+ *   the commit interval is worth, in the same run.
  * - `writer-alone-4k`: the same into a mirror file of 4 KiB pages, as one made before new mirrors
  *   got 8 KiB pages (NEW_MIRROR_PAGE_SIZE) has: what the page size is worth, in the same run.
  * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
  *   rows the mirror keeps for a new domain (the domain row with its raw profile, each licence and
  *   payment method, the 4 section rows and one change_log row per licence and payment method),
- *   into the same schema with the same indexes, 1,000 domains per transaction, in domain order.
+ *   into the same schema with the same indexes, in domain order within each 1,000, committed as
+ *   often as the writer thread commits (WRITER_COMMIT_EVERY_PROFILES).
  *   Every value is computed before the clock starts: only SQLite's work is measured.
  *
  * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
@@ -21,7 +26,7 @@ import { DEFAULTS } from '../src/config/defaults.js';
 import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
-import { WRITER_CACHE_SIZE_KIB } from '../src/mirror/profile-writer.js';
+import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
 import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profiles.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
@@ -32,7 +37,12 @@ import { compareKeys } from '../src/mirror/store/values.js';
 const PAGE = DEFAULTS.sync.perPage;
 
 /** The modes of {@link runWriterFloor}, which bench/sync-child.ts hands to it. */
-export const WRITER_FLOOR_MODES = ['writer-alone', 'writer-alone-4k', 'bare-sqlite'] as const;
+export const WRITER_FLOOR_MODES = [
+  'writer-alone',
+  'writer-alone-4k',
+  'writer-alone-per-batch',
+  'bare-sqlite',
+] as const;
 export type WriterFloorMode = (typeof WRITER_FLOOR_MODES)[number];
 
 export function isWriterFloorMode(mode: string): mode is WriterFloorMode {
@@ -109,13 +119,21 @@ export async function runWriterFloor(
         last_enriched_at: r.listing_last_enriched_at,
       }));
       const profiles = source.map((r) => JSON.parse(r.raw_profile) as DomainProfileInput);
+      const writeRange = (from: number): void => {
+        for (let i = from; i < Math.min(from + WRITER_COMMIT_EVERY_PROFILES, profiles.length); i += BATCH) {
+          for (let p = i; p < Math.min(i + BATCH, profiles.length); p += PAGE)
+            upsertDomainSummaries(mirror, summaries.slice(p, Math.min(p + PAGE, i + BATCH)), {
+              listedAt: at,
+            });
+          upsertProfiles(mirror, profiles.slice(i, i + BATCH), { syncedAt: at });
+        }
+      };
+      // As the writer thread does: the store calls join one transaction, committed every
+      // WRITER_COMMIT_EVERY_PROFILES profiles; per batch, each store call commits on its own.
+      const write = mode === 'writer-alone-per-batch' ? writeRange : sqlite.transaction(writeRange);
       const started = performance.now();
       const cpu = process.cpuUsage();
-      for (let i = 0; i < profiles.length; i += BATCH) {
-        for (let p = i; p < Math.min(i + BATCH, profiles.length); p += PAGE)
-          upsertDomainSummaries(mirror, summaries.slice(p, Math.min(p + PAGE, i + BATCH)), { listedAt: at });
-        upsertProfiles(mirror, profiles.slice(i, i + BATCH), { syncedAt: at });
-      }
+      for (let i = 0; i < profiles.length; i += WRITER_COMMIT_EVERY_PROFILES) write(i);
       return {
         profiles: profiles.length,
         rowsPerProfile: null,
@@ -154,12 +172,13 @@ export async function runWriterFloor(
          VALUES (?, ?, ?, ?, 'added', NULL, ?, 1)`,
       ),
     };
-    const write = sqlite.transaction((batch: BareRow[]) => {
-      for (const [table, params] of batch) statements[table].run(params);
+    const perCommit = Math.max(1, Math.round(WRITER_COMMIT_EVERY_PROFILES / BATCH));
+    const write = sqlite.transaction((group: BareRow[][]) => {
+      for (const batch of group) for (const [table, params] of batch) statements[table].run(params);
     });
     const started = performance.now();
     const cpu = process.cpuUsage();
-    for (const batch of batches) write(batch);
+    for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
     return {
       profiles: source.length,
       rowsPerProfile: Math.round((rows / source.length) * 10) / 10,

@@ -124,6 +124,8 @@ export interface SyncBenchResult {
     writerAloneUsPerProfile: number;
     /** The same store functions into a mirror of 4 KiB pages (one made before 8 KiB pages). */
     writerAlone4KiBUsPerProfile: number;
+    /** The store functions alone, committed per listing page and per 1,000 profiles (the writer before). */
+    writerAlonePerBatchUsPerProfile?: number;
     /** Plain prepared INSERTs of the same rows into the same schema. */
     bareSqliteUsPerProfile: number;
     /** (bare loop + bare INSERTs) / bare loop: the lowest CPU ratio a sync writing these rows can have. */
@@ -341,6 +343,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     };
     const writerAlone = await floorJob('writer-alone');
     const writerAlone4KiB = await floorJob('writer-alone-4k');
+    const writerAlonePerBatch = await floorJob('writer-alone-per-batch');
     const bareSqlite = await floorJob('bare-sqlite');
     const usPerProfile = (job: ChildOutput): number => Math.round((job.cpuMs * 1000) / job.profiles);
 
@@ -380,6 +383,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
         rowsPerProfile: bareSqlite.rowsPerProfile ?? 0,
         writerAloneUsPerProfile: usPerProfile(writerAlone),
         writerAlone4KiBUsPerProfile: usPerProfile(writerAlone4KiB),
+        writerAlonePerBatchUsPerProfile: usPerProfile(writerAlonePerBatch),
         bareSqliteUsPerProfile: usPerProfile(bareSqlite),
         lowestCpuRatio: round(
           (loopback.bareLoop.cpuUsPerProfile + usPerProfile(bareSqlite)) / loopback.bareLoop.cpuUsPerProfile,
