@@ -464,44 +464,45 @@ function uploadFigures(u: {
  */
 const SYNC_PROFILE = {
   domains: 20_000,
-  measured: 'measured 2026-11-25 before the task-queue fix described below, 3,135 profiles/s while profiled',
+  measured:
+    'measured 2026-11-25T13:20Z with the writer committing every 4,000 profiles, 2,928 profiles/s while profiled',
   table: [
-    ['main', 'HTTP (undici, sockets)', '55'],
-    ['main', 'garbage collection', '49'],
-    ['main', 'promises, events, abort signals (long tail)', '45'],
-    ['main', 'reading and parsing response bodies', '17'],
-    ['main', 'task queues (p-queue)', '12'],
-    ['main', 'listing: classifying pages (mirror reads), run bookkeeping', '12'],
-    ['main', 'start-up (module loading)', '11'],
-    ['main', 'response validation (zod)', '10'],
+    ['main', 'HTTP (undici, sockets)', '78'],
+    ['main', 'garbage collection', '48'],
+    ['main', 'reading and parsing response bodies', '19'],
+    ['main', 'task queues (p-queue, src/runtime/queue.ts)', '16'],
+    ['main', 'start-up (module loading)', '14'],
+    ['main', 'other (program, V8, Node internals)', '14'],
+    ['main', 'response validation (zod)', '12'],
     ['main', 'handing batches to the writer thread', '10'],
-    ['writer', 'SQLite: BEGIN/COMMIT and checkpoints (includes waiting for fsync)', '65'],
-    ['writer', 'SQLite: licence and payment-method upserts', '45'],
-    ['writer', 'SQLite: domain and section upserts', '43'],
-    ['writer', 'SQLite: change_log inserts', '42'],
+    ['main', 'promises, events, abort signals, timers', '7'],
+    ['main', 'listing: classifying pages (mirror reads), run bookkeeping', '7'],
+    ['writer', 'SQLite: domain and section upserts', '58'],
+    ['writer', 'SQLite: licence and payment-method upserts', '56'],
+    ['writer', 'SQLite: change_log inserts', '50'],
+    ['writer', 'SQLite: BEGIN/COMMIT and checkpoints (includes waiting for fsync)', '40'],
     ['writer', 'garbage collection', '26'],
-    ['writer', 'message passing, program', '17'],
-    ['writer', 'JSON of raw profile and sections, SHA-1', '14'],
+    ['writer', 'message passing, program, other', '24'],
+    ['writer', 'JSON of raw profile and sections, SHA-1', '18'],
+    ['writer', 'validation and conversion', '16'],
     ['writer', 'SQLite: listing rows', '13'],
-    ['writer', 'validation and conversion', '12'],
     ['writer', 'start-up (module loading)', '6'],
     ['writer', 'SQLite: reading stored state', '4'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
-    'The profile samples wall time, so its totals run above the CPU figures in the table at the top. About ' +
-    'three fifths of the CPU is the mirror writer, and most of that is SQLite itself: each row of a new domain ' +
-    '(the domain, 1.6 licences, 4.5 payment methods, 4 sections, a change_log row per licence and payment ' +
-    'method) is a B-tree insert into its table and one into each of its indexes. What did help, measured the ' +
-    'night of 2026-11-24 when it was done: each batch written in domain order, 1,000 profiles per batch, and ' +
-    "no redaction of per-request debug fields below debug took that night's runs from 556 to 459 µs per " +
-    'profile, and from 0.83 to 0.94 with the service 10 ms away at concurrency 8. Runs of the same code on ' +
-    'later days measured 10–25 % apart in absolute terms (this machine is shared); the table at the top is ' +
-    "the latest. After this profile: p-queue's own waits (onSizeLessThan, onIdle) remove their listener " +
-    "through addEventListener's `signal` option, which Node loses in a garbage collection (nodejs/node#63954), " +
-    "so the sync's task queue kept one more listener per listing page, each building a DOMException on every " +
-    'later task (about 10,600 in a 20,000-domain sync, part of the long tail above). The task queue now ' +
-    'removes its own listeners (src/runtime/queue.ts); measured the same day with the profile writes ' +
-    'discarded, 100,000 domains, no latency: 193 → 175 µs of CPU per profile.',
+    'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
+    'thread waiting for a core is sampled too, and "HTTP" includes the socket writes, whose system calls on ' +
+    'loopback also deliver each request into the simulator (the bare loop spent 15 µs per profile there in an ' +
+    'ad hoc profile the same day). The writer thread was busy for all but 29 µs per profile, and most of its time ' +
+    'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections, a ' +
+    'change_log row per licence and payment method) is a B-tree insert into its table and one into each of its ' +
+    'indexes. What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
+    'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
+    "profile); the task queue removing its own listeners instead of through addEventListener's `signal` " +
+    'option, which Node loses in a garbage collection (nodejs/node#63954; 2026-11-25, profile writes ' +
+    'discarded: 193 → 175 µs per profile); 8 KiB pages and the writer committing every 4,000 profiles (the ' +
+    'rows above). Runs of the same code on different days measured 10–25 % apart in absolute terms (this ' +
+    'machine is shared); the table at the top is the latest.',
 };
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
