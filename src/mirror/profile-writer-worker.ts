@@ -13,7 +13,7 @@ import type {
 /*
  * The worker thread of src/mirror/profile-writer.ts: its own connection to the mirror, and the
  * same store functions as the main thread. Requests are handled strictly in arrival order; the
- * ones already waiting when the thread gets to them go to applyRequests together.
+ * ones already waiting when the thread gets to them are applied together.
  *
  * Writes are applied inside one open transaction that is committed every `commitEveryProfiles`
  * profiles or `commitAfterMs` after it began, whichever comes first, and at once for a run-stats
@@ -63,7 +63,7 @@ function commit(m: Mirror): { code: string; message: string } | undefined {
     return {
       code: 'ERR_MIRROR_WRITE',
       message:
-        'the mirror rolled back the writer thread’s transaction; its writes since the last commit are lost',
+        "the mirror rolled back the writer thread's transaction; its writes since the last commit are lost",
     };
   try {
     sqlite.exec('COMMIT');
