@@ -7,6 +7,7 @@ import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { getPipelineRun, startPipelineRun } from '../../../src/mirror/store/runs.js';
+import { sleep } from '../../../src/util/sleep.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { licence, paymentMethod, profile, summary } from './builders.js';
 import { tempMirror } from './helpers.js';
@@ -145,14 +146,8 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     const other = new Database(mirror.path);
     other.exec('BEGIN IMMEDIATE');
     const saved = writer.writeRunStats(runId, { profilesFetched: 1 });
-    let ticked = false;
-    await new Promise<void>((resolve) =>
-      setTimeout(() => {
-        ticked = true;
-        resolve();
-      }, 50),
-    );
-    expect(ticked).toBe(true);
+    // This thread goes on (the wait below ends) while the write waits on the writer's.
+    await sleep(50);
     expect(writer.pending).toBe(1);
     other.exec('COMMIT');
     other.close();
