@@ -282,9 +282,9 @@ export async function openProfileWriter(
     waiters.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve));
   const drain = async (): Promise<void> => {
     if (dead !== undefined) throw dead;
-    const committed = send({ kind: 'commit' });
-    await settled();
-    const reply = await committed;
+    // Both awaited at once: the commit's promise rejects if the thread dies meanwhile, and must
+    // not be left without a handler while the other is awaited.
+    const [, reply] = await Promise.all([settled(), send({ kind: 'commit' })]);
     if (!reply.ok) throw replyError(reply);
   };
 

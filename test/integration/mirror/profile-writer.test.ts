@@ -212,11 +212,14 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     other.close();
     const writer = await openProfileWriter(mirror, { commitEveryProfiles: 10_000, commitAfterMs: 600_000 });
     await writer.writeProfiles(manyProfiles(20, 'ok'), T1);
-    const failed = await writer
+    const failed = writer
       .writeProfiles([profile('boom.example', { licenses: [licence({ license_number: 'L-boom' })] })], T1)
       .catch((error: unknown) => error);
-    expect(failed).toMatchObject({ message: expect.stringContaining('disk trouble') });
-    // Every later request, and the drain, are refused: what was answered as applied is lost.
+    // A drain already under way when the thread fails is refused too: what was answered as
+    // applied is lost.
+    await expect(writer.drain()).rejects.toThrow(/disk trouble/);
+    expect(await failed).toMatchObject({ message: expect.stringContaining('disk trouble') });
+    // So is every later request, and a later drain.
     await expect(writer.drain()).rejects.toThrow(/disk trouble/);
     await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/disk trouble/);
     await expect(writer.close()).rejects.toThrow(/disk trouble/);
