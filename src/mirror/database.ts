@@ -261,6 +261,11 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Whether `error` is SQLite's SQLITE_BUSY: another connection holds the lock it needed. */
+export function isBusyError(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
+}
+
 /** Runs `fn`, again every 25 ms while it fails with SQLITE_BUSY, for at most `timeoutMs`. */
 function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
   const deadline = Date.now() + timeoutMs;
@@ -268,7 +273,7 @@ function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
     try {
       return fn();
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      if (!isBusyError(error) || Date.now() >= deadline) throw error;
       // A synchronous wait: opening the mirror is synchronous, and nothing else may run meanwhile.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
     }

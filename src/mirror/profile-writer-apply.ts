@@ -1,7 +1,12 @@
 import { mirrorInternals } from './database.js';
 import type { Mirror } from './database.js';
 import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
-import type { WriterFailure, WriterReply, WriterWriteRequest } from './profile-writer-protocol.js';
+import type {
+  WriterError,
+  WriterFailure,
+  WriterReply,
+  WriterWriteRequest,
+} from './profile-writer-protocol.js';
 import { upsertDomainSummaries } from './store/domains.js';
 import { upsertProfiles } from './store/profiles.js';
 import { updatePipelineRunStats } from './store/runs.js';
@@ -12,7 +17,7 @@ import { updatePipelineRunStats } from './store/runs.js';
  */
 
 /** The code and message of a write's error, as a reply carries them. */
-export function errorFields(error: unknown): { code: string; message: string } {
+export function errorFields(error: unknown): WriterError {
   const code = (error as { code?: unknown } | null)?.code;
   return {
     code: typeof code === 'string' ? code : 'ERR_MIRROR_WRITE',
@@ -56,19 +61,41 @@ function applyAlone(m: Mirror, request: WriterWriteRequest): WriterReply {
     // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
     // one by one, every good profile lands and the bad one is reported by its domain (a batch
     // of one is simply tried again and reported the same way).
-    const failures: WriterFailure[] = [];
-    let written = 0;
-    for (const profile of request.profiles) {
-      try {
-        written += immediate(m, () =>
-          upsertProfiles(m, [profile as DomainProfileInput], { syncedAt: request.syncedAt }),
-        ).profiles;
-      } catch (itemError) {
-        failures.push({ item: domainOf(profile), ...errorFields(itemError) });
-      }
-    }
-    return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+    return oneByOne(
+      request,
+      (profile) => immediate(m, () => upsertProfile(m, profile, request)),
+      () => true,
+    );
   }
+}
+
+type ProfilesRequest = Extract<WriterWriteRequest, { kind: 'profiles' }>;
+
+/** upsertProfiles of one profile of `request`; the number of profiles written (1). */
+function upsertProfile(m: Mirror, profile: unknown, request: ProfilesRequest): number {
+  return upsertProfiles(m, [profile as DomainProfileInput], { syncedAt: request.syncedAt }).profiles;
+}
+
+/**
+ * A profile batch written again one profile at a time by `write`: every good profile lands and a
+ * refused one is reported by its domain. An error `isRefusal` does not accept is thrown.
+ */
+function oneByOne(
+  request: ProfilesRequest,
+  write: (profile: unknown) => number,
+  isRefusal: (error: unknown) => boolean,
+): WriterReply {
+  const failures: WriterFailure[] = [];
+  let written = 0;
+  for (const profile of request.profiles) {
+    try {
+      written += write(profile);
+    } catch (itemError) {
+      if (!isRefusal(itemError)) throw itemError;
+      failures.push({ item: domainOf(profile), ...errorFields(itemError) });
+    }
+  }
+  return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
 }
 
 function domainOf(profile: unknown): string {
@@ -113,19 +140,7 @@ export function applyInOpenTransaction(m: Mirror, group: readonly WriterWriteReq
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
       if (request.kind !== 'profiles') return { id: request.id, ok: false, error: errorFields(error) };
-      const failures: WriterFailure[] = [];
-      let written = 0;
-      for (const profile of request.profiles) {
-        try {
-          written += upsertProfiles(m, [profile as DomainProfileInput], {
-            syncedAt: request.syncedAt,
-          }).profiles;
-        } catch (itemError) {
-          if (!leftNothingWritten(itemError)) throw itemError;
-          failures.push({ item: domainOf(profile), ...errorFields(itemError) });
-        }
-      }
-      return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+      return oneByOne(request, (profile) => upsertProfile(m, profile, request), leftNothingWritten);
     }
   });
 }

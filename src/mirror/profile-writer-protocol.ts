@@ -28,6 +28,20 @@ export type WriterRequest = WriterCommand & { id: number };
 /** A {@link WriterWrite} with the id its reply carries. */
 export type WriterWriteRequest = WriterWrite & { id: number };
 
+/** An error as a reply carries it. */
+export interface WriterError {
+  code: string;
+  message: string;
+}
+
+/**
+ * Posted by the thread, unasked, when writes it had answered as applied are lost (a commit that
+ * failed, a write that stopped part-way): nothing more may be written on top of them.
+ */
+export interface WriterCommitFailed {
+  commitFailed: WriterError;
+}
+
 /** An item the mirror refused, by domain. */
 export interface WriterFailure {
   item: string;
@@ -41,4 +55,4 @@ export type WriterReply =
   | { id: number; ok: true; kind: 'profiles'; profilesWritten: number; failures: WriterFailure[] }
   | { id: number; ok: true; kind: 'runStats' }
   | { id: number; ok: true; kind: 'commit' }
-  | { id: number; ok: false; error: { code: string; message: string } };
+  | { id: number; ok: false; error: WriterError };

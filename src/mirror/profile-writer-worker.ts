@@ -2,8 +2,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { bulkAutocheckpointPages } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
-import { applyInOpenTransaction, applyRequests, errorFields } from './profile-writer-apply.js';
+import { applyInOpenTransaction, errorFields } from './profile-writer-apply.js';
 import type {
+  WriterCommitFailed,
+  WriterError,
   WriterReply,
   WriterRequest,
   WriterWorkerData,
@@ -36,48 +38,48 @@ let scheduled = false;
 let open: { beganAt: number; profiles: number } | undefined;
 let commitTimer: NodeJS.Timeout | undefined;
 
-/** Begins the transaction writes join; false when the write lock could not be had (busy timeout). */
-function begin(m: Mirror): boolean {
-  if (open !== undefined) return true;
+/** Begins the transaction writes join, unless one is open; the error when the lock could not be had. */
+function begin(m: Mirror): WriterError | undefined {
+  if (open !== undefined) return undefined;
   try {
     mirrorInternals(m).sqlite.exec('BEGIN IMMEDIATE');
-  } catch {
-    // Each request then tries on its own (applyRequests), and answers with its own error.
-    return false;
+  } catch (error) {
+    return errorFields(error);
   }
   open = { beganAt: Date.now(), profiles: 0 };
-  return true;
+  return undefined;
 }
 
 /**
- * Commits the open transaction. Returns the error when what was applied in it is lost (the commit
- * failed, or SQLite rolled the transaction back on an I/O or disk-full error); nothing otherwise.
+ * Ends the open transaction: commits it, or rolls it back when `failure` (a write that stopped
+ * part-way) says so. Returns the error, also posted to the caller as `commitFailed`, when what was
+ * applied in it is lost: that failure, a commit that failed, or a transaction SQLite rolled back
+ * by itself (an I/O or disk-full error).
  */
-function commit(m: Mirror): { code: string; message: string } | undefined {
+function finish(m: Mirror, failure?: WriterError): WriterError | undefined {
   if (commitTimer !== undefined) clearTimeout(commitTimer);
   commitTimer = undefined;
-  if (open === undefined) return undefined;
+  if (open === undefined) return failure;
   open = undefined;
   const { sqlite } = mirrorInternals(m);
-  if (!sqlite.inTransaction)
-    return {
+  let lost = failure;
+  if (lost === undefined && !sqlite.inTransaction)
+    lost = {
       code: 'ERR_MIRROR_WRITE',
       message:
         "the mirror rolled back the writer thread's transaction; its writes since the last commit are lost",
     };
-  try {
-    sqlite.exec('COMMIT');
-    return undefined;
-  } catch (error) {
-    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
-    return errorFields(error);
+  if (lost === undefined) {
+    try {
+      sqlite.exec('COMMIT');
+    } catch (error) {
+      lost = errorFields(error);
+    }
   }
-}
-
-/** Commits, and tells the caller when writes it was told were applied are lost. */
-function commitOrReport(m: Mirror): { code: string; message: string } | undefined {
-  const lost = commit(m);
-  if (lost !== undefined) port.postMessage({ commitFailed: lost });
+  if (lost !== undefined) {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    port.postMessage({ commitFailed: lost } satisfies WriterCommitFailed);
+  }
   return lost;
 }
 
@@ -87,57 +89,54 @@ function drainWaiting(): void {
   if (m === undefined || waiting.length === 0) return;
   const group = waiting.splice(0, waiting.length);
   const writes = group.filter((request): request is WriterWriteRequest => request.kind !== 'commit');
-  const replies: WriterReply[] = [];
-  let lost: { code: string; message: string } | undefined;
+  let replies: WriterReply[] = [];
+  let failure: WriterError | undefined;
   if (writes.length > 0) {
-    if (!begin(m)) {
-      // No write lock within the busy timeout: each request tries on its own and answers alone.
-      replies.push(...applyRequests(m, writes));
+    const notBegun = begin(m);
+    if (notBegun !== undefined) {
+      // No write lock within the busy timeout: nothing was applied, each write is answered so.
+      replies = writes.map((request) => ({ id: request.id, ok: false, error: notBegun }));
     } else {
       try {
-        replies.push(...applyInOpenTransaction(m, writes));
+        replies = applyInOpenTransaction(m, writes);
         for (const request of writes)
           if (request.kind === 'profiles') open!.profiles += request.profiles.length;
       } catch (error) {
         // A write stopped part-way: nothing of this transaction may be committed.
-        lost = errorFields(error);
-        const { sqlite } = mirrorInternals(m);
-        if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
-        open = undefined;
-        if (commitTimer !== undefined) clearTimeout(commitTimer);
-        commitTimer = undefined;
-        port.postMessage({ commitFailed: lost });
-        replies.length = 0;
-        for (const request of writes) replies.push({ id: request.id, ok: false, error: lost });
+        failure = errorFields(error);
       }
     }
   }
   // Run stats are committed before they are answered: they are what `status` shows of a running
   // sync. A transaction SQLite rolled back (an I/O or disk-full error) is reported at once.
-  const commitNow =
+  const due =
+    failure !== undefined ||
     group.some((request) => request.kind === 'commit' || request.kind === 'runStats') ||
     (open !== undefined &&
       (open.profiles >= data.commitEveryProfiles ||
         Date.now() - open.beganAt >= data.commitAfterMs ||
         !mirrorInternals(m).sqlite.inTransaction));
-  if (lost === undefined && commitNow) lost = commitOrReport(m);
-  if (commitNow || lost !== undefined) {
-    for (const request of group) {
-      if (request.kind !== 'commit') continue;
-      replies.push(
-        lost ? { id: request.id, ok: false, error: lost } : { id: request.id, ok: true, kind: 'commit' },
-      );
-    }
-    // Writes of this group were lost with the rest: none is answered as done.
-    if (lost)
-      for (let i = 0; i < replies.length; i++)
-        if (replies[i]!.ok) replies[i] = { id: replies[i]!.id, ok: false, error: lost };
-  } else if (open !== undefined && commitTimer === undefined) {
+  const lost = due ? finish(m, failure) : undefined;
+  if (lost !== undefined) {
+    // Lost with the rest: no write of this group is answered as done.
+    const answered = new Map(replies.map((reply) => [reply.id, reply]));
+    replies = writes.map((request) => {
+      const reply = answered.get(request.id);
+      return reply !== undefined && !reply.ok ? reply : { id: request.id, ok: false, error: lost };
+    });
+  }
+  for (const request of group) {
+    if (request.kind !== 'commit') continue;
+    replies.push(
+      lost ? { id: request.id, ok: false, error: lost } : { id: request.id, ok: true, kind: 'commit' },
+    );
+  }
+  if (open !== undefined && commitTimer === undefined) {
     // Nothing more may come for a while: the transaction is committed when it is due anyway.
     commitTimer = setTimeout(
       () => {
         commitTimer = undefined;
-        if (mirror !== undefined) commitOrReport(mirror);
+        if (mirror !== undefined) finish(mirror);
       },
       Math.max(0, open.beganAt + data.commitAfterMs - Date.now()),
     );
@@ -148,7 +147,7 @@ function drainWaiting(): void {
 port.on('message', (request: WriterRequest | { kind: 'close' }) => {
   if (request.kind === 'close') {
     drainWaiting();
-    if (mirror !== undefined) commitOrReport(mirror);
+    if (mirror !== undefined) finish(mirror);
     void mirror?.close().then(() => port.close());
     return;
   }

@@ -5,6 +5,7 @@ import type { Mirror } from './database.js';
 import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
 import type {
   WriterCommand,
+  WriterCommitFailed,
   WriterFailure,
   WriterReply,
   WriterWorkerData,
@@ -241,9 +242,8 @@ export async function openProfileWriter(
     worker.once('error', onError);
   });
 
-  worker.on('message', (reply: WriterReply | { commitFailed: { code: string; message: string } }) => {
+  worker.on('message', (reply: WriterReply | WriterCommitFailed) => {
     if ('commitFailed' in reply) {
-      // Writes already answered as applied are lost: nothing more may be written on top of them.
       const lost = reply.commitFailed;
       mirror.logger.error('mirror writer could not commit', { code: lost.code });
       commitError ??= new DomainSyncError(lost.code, `the mirror writer could not commit: ${lost.message}`);
@@ -307,11 +307,11 @@ export async function openProfileWriter(
       closing ??= (async () => {
         // The thread commits what it applied before it closes; a commit that failed is thrown.
         await settled();
-        if (commitError !== undefined) throw commitError;
-        if (dead !== undefined) return;
-        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-        worker.postMessage({ kind: 'close' });
-        await exited;
+        if (dead === undefined) {
+          const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+          worker.postMessage({ kind: 'close' });
+          await exited;
+        }
         if (commitError !== undefined) throw commitError;
       })();
       return closing;

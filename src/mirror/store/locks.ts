@@ -1,4 +1,4 @@
-import { cachedStatement, mirrorInternals } from '../database.js';
+import { cachedStatement, isBusyError, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
 import { keyColumn, requiredTimestamp } from './values.js';
 
@@ -142,7 +142,7 @@ export function renewLockWithoutWaiting(
   try {
     return renewLock(mirror, options);
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return 'busy';
+    if (isBusyError(error)) return 'busy';
     throw error;
   } finally {
     sqlite.pragma(`busy_timeout = ${busyTimeout}`);
