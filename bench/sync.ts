@@ -125,7 +125,7 @@ export interface SyncBenchResult {
     /** The same store functions into a mirror of 4 KiB pages (one made before 8 KiB pages). */
     writerAlone4KiBUsPerProfile: number;
     /** The store functions alone, committed per listing page and per 1,000 profiles (the writer before). */
-    writerAlonePerBatchUsPerProfile?: number;
+    writerAlonePerBatchUsPerProfile: number;
     /** Plain prepared INSERTs of the same rows into the same schema. */
     bareSqliteUsPerProfile: number;
     /** (bare loop + bare INSERTs) / bare loop: the lowest CPU ratio a sync writing these rows can have. */
