@@ -1,5 +1,6 @@
 import type { DomainFilters, DomainProfile, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
+import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
 import { openProfileWriter } from '../src/mirror/profile-writer.js';
 import type { ProfileBatchResult, ProfileWriter } from '../src/mirror/profile-writer.js';
@@ -48,6 +49,11 @@ export interface SyncStats {
   unlisted: number;
   driftDetected: boolean;
   watermark: string | null;
+  /**
+   * Indexes set aside while this run loaded an empty mirror and built at its end
+   * (src/mirror/store/deferred-indexes.ts); 0 when the mirror had domains.
+   */
+  indexesDeferred: number;
 }
 
 const PIPELINE = 'sync';
@@ -86,6 +92,7 @@ export async function syncPipeline(
     unlisted: 0,
     driftDetected: false,
     watermark: null,
+    indexesDeferred: 0,
   };
   return runPipeline(
     ctx,
@@ -94,11 +101,24 @@ export async function syncPipeline(
     // so fetching is not held up by them; that thread also does the WAL checkpoints. The context
     // may choose the calling thread instead (RunContext.openProfileWriter).
     async (run) => {
+      // Into an empty mirror, the rows go in first and the indexes are built at the end.
+      stats.indexesDeferred = deferIndexesForBulkLoad(run.ctx.mirror, run.startedAt).length;
+      if (stats.indexesDeferred > 0) {
+        run.ctx.logger.info('empty mirror: its indexes are built once this sync has loaded it', {
+          indexes: stats.indexesDeferred,
+        });
+      }
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
+      const sync = new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer);
       try {
-        return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();
+        return await sync.execute();
       } finally {
-        await writer.close();
+        try {
+          await writer.close();
+        } finally {
+          // Normally built already (execute); this covers a run that threw before it got there.
+          await sync.buildDeferredIndexes();
+        }
       }
     },
     () => stats,
@@ -128,6 +148,7 @@ class SyncRun {
   private lastFlushMs: number;
   private lastProgressLogMs: number;
   private maxListedEnrichedAt: string | null = null;
+  private indexesBuilt = false;
   /** Set when the service stops us (401): no new work, finish and report. */
   private stopError: unknown;
   private readonly pagesTask;
@@ -225,6 +246,8 @@ class SyncRun {
     await this.settleWrites();
     this.pagesTask.done();
     this.profilesTask.done();
+    // With the writer idle: the queries below use these indexes.
+    await this.buildDeferredIndexes();
 
     const stopped = this.stopError !== undefined;
     if (!stopped) {
@@ -411,6 +434,16 @@ class SyncRun {
       this.noteStop(error);
     }
     while (this.writes.size > 0) await Promise.all([...this.writes]);
+  }
+
+  /** Builds the indexes this run set aside, if any are left (src/mirror/store/deferred-indexes.ts). */
+  async buildDeferredIndexes(): Promise<void> {
+    if (this.stats.indexesDeferred === 0 || this.indexesBuilt) return;
+    this.indexesBuilt = true;
+    const task = this.ctx.progress.task('indexes', this.stats.indexesDeferred, 'indexes');
+    const built = await buildDeferredIndexes(this.ctx.mirror, () => task.increment());
+    task.done();
+    this.ctx.logger.info('mirror indexes built', { indexes: built.names.length, ms: Math.round(built.ms) });
   }
 
   private noteStop(error: unknown): void {

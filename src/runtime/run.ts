@@ -1,4 +1,5 @@
 import { redactText } from '../log/redact.js';
+import { buildDeferredIndexes, deferredIndexNames } from '../mirror/store/deferred-indexes.js';
 import { finishPipelineRun, startPipelineRun } from '../mirror/store/runs.js';
 import { isoFromMs } from '../util/time.js';
 import { acquireMirrorLock, LockedError, type MirrorLockHandle } from './lock.js';
@@ -78,6 +79,7 @@ async function runRecorded<Stats extends object, Ctx extends MirrorRunContext>(
   logger.info('pipeline started');
   let outcome: PipelineBodyResult<Stats>;
   try {
+    await buildIndexesLeftDeferred(ctx.mirror, logger);
     outcome = await body({ id, startedAt, ctx: { ...ctx, logger } });
   } catch (error) {
     const code = errorCode(error);
@@ -146,4 +148,19 @@ function notStarted<Stats extends object>(
     error: { code, message },
     ...(holder ? { lockHolder: holder } : {}),
   };
+}
+
+/**
+ * Builds the indexes a first sync set aside and was killed before building again
+ * (src/mirror/store/deferred-indexes.ts): the first command to hold the lock after it does, before
+ * its own work, so no run works on a mirror without them for long.
+ */
+async function buildIndexesLeftDeferred(mirror: MirrorRunContext['mirror'], logger: RunContext['logger']) {
+  const left = deferredIndexNames(mirror);
+  if (left.length === 0) return;
+  logger.warn('building the mirror indexes a first sync set aside and did not build (was it killed?)', {
+    indexes: left.length,
+  });
+  const built = await buildDeferredIndexes(mirror);
+  logger.info('mirror indexes built', { indexes: built.names.length, ms: Math.round(built.ms) });
 }

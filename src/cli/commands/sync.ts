@@ -33,6 +33,9 @@ export async function syncCommand(ctx: CommandContext, flags: SyncFlags): Promis
       `  profiles fetched ${s.profilesFetched}, failed ${s.profilesFailed}${s.due ? `, ${s.due} due from earlier runs` : ''}`,
       ...(s.unlisted ? [`  ${s.unlisted} domains no longer listed (marked, not deleted)`] : []),
       ...(s.driftDetected ? ['  the catalogue changed while listing; listed again to catch up'] : []),
+      ...(s.indexesDeferred
+        ? [`  empty mirror: loaded first, then built its ${s.indexesDeferred} indexes`]
+        : []),
       ...result.failures.slice(0, 20).map((f) => `  failed: ${f.item}: ${f.code}: ${f.message}`),
       ...(result.failures.length > 20 ? [`  … and ${result.failures.length - 20} more failures`] : []),
       ...(result.error ? [`  stopped: ${result.error.code}: ${result.error.message}`] : []),

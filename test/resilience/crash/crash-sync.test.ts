@@ -3,7 +3,7 @@ import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { describeRun } from '../../helpers/cli.js';
 import { describeCrashMatrix } from './matrix.js';
 import type { CrashScenario } from './matrix.js';
-import { diffMirrors } from './mirror-checks.js';
+import { diffMirrors, indexState } from './mirror-checks.js';
 import { CATALOGUE_TABLES, SYNC_STATE_TABLE } from './tables.js';
 
 /** A first full sync of 400 domains; 15 ms of latency per request keeps it going about a second. */
@@ -21,6 +21,9 @@ const SYNC: CrashScenario = {
       diffMirrors(trial.dbPath, baseline.dbPath, [...CATALOGUE_TABLES, SYNC_STATE_TABLE]),
       where,
     ).toEqual([]);
+    // A first sync killed while its indexes were set aside: the next run built every one of them.
+    expect(indexState(trial.dbPath), where).toEqual(indexState(baseline.dbPath));
+    expect(indexState(baseline.dbPath).setAside).toEqual([]);
     return { recovered: true };
   },
 };

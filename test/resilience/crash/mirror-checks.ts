@@ -22,6 +22,22 @@ export function hasTable(dbPath: string, table: string): boolean {
 }
 
 /**
+ * Every index of the mirror with its definition, and the definitions still set aside by a first
+ * sync (the `deferred_indexes` table; none once the product has recovered).
+ */
+export function indexState(dbPath: string): { indexes: unknown[]; setAside: unknown[] } {
+  return {
+    indexes: queryMirror(
+      dbPath,
+      "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
+    ),
+    setAside: hasTable(dbPath, 'deferred_indexes')
+      ? queryMirror(dbPath, 'SELECT name FROM deferred_indexes')
+      : [],
+  };
+}
+
+/**
  * Where a killed process was when it died, read from the mirror it left:
  * - `startup`: no `pipeline_runs` row of its pid yet (loading, migrating, waiting for the lock);
  * - `mid-run`: a row of its pid is still `running` (the work was under way);

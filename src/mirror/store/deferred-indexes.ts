@@ -1,0 +1,137 @@
+import { DomainSyncError } from '../../util/domain-sync-error.js';
+import { cachedStatement, inImmediateTransaction, mirrorInternals } from '../database.js';
+import type { Mirror } from '../database.js';
+
+/*
+ * Indexes set aside while a first sync fills an empty mirror (migration 0006).
+ *
+ * Each row a sync writes goes into its table and into every index of that table, and on a large
+ * mirror most of those index inserts land on pages that are not in the cache. Into an empty
+ * mirror it is cheaper to write the rows alone and build each index once at the end, from one
+ * sorted pass over its table: measured on 100,000 profiles, the sync's store functions cost 209 µs
+ * per profile with the indexes and 124 µs without, and building the indexes afterwards 31 µs
+ * (docs/benchmarks.md "sync" has the current figures). Bulk loaders do the same (pg_restore
+ * builds indexes after the data).
+ *
+ * Only the explicit, non-unique indexes of the tables the sync fills are set aside: the primary
+ * keys and unique constraints stay, since the upserts look rows up by them and rely on them for
+ * their conflict targets. Nothing the sync reads while it loads uses the indexes set aside; it
+ * builds them before it reads anything that would (the unlisted domains, the counts).
+ *
+ * A definition is recorded in `deferred_indexes` in the same transaction that drops its index,
+ * and deleted in the same transaction that builds it again, so a process killed in between leaves
+ * the definitions behind. The next command that takes the mirror lock builds them
+ * (src/runtime/run.ts). A reader meanwhile (the dashboard, `status`) gets the same answers, more
+ * slowly.
+ */
+
+/** The tables a sync fills, whose secondary indexes a first sync sets aside. */
+export const BULK_LOADED_TABLES = [
+  'domains',
+  'licenses',
+  'payment_methods',
+  'domain_sections',
+  'change_log',
+] as const;
+
+interface IndexDefinition {
+  name: string;
+  table_name: string;
+  sql: string;
+}
+
+/**
+ * When the mirror has no domains, drops the secondary indexes of {@link BULK_LOADED_TABLES} and
+ * records their definitions, in one transaction; returns their names (none for a mirror that has
+ * domains, or whose indexes are already set aside). The caller must hold the mirror lock and
+ * build them again with {@link buildDeferredIndexes} once the load is written.
+ */
+export function deferIndexesForBulkLoad(mirror: Mirror, at: string): string[] {
+  const { sqlite } = mirrorInternals(mirror);
+  return inImmediateTransaction(mirror, () => {
+    const hasDomains = cachedStatement(mirror, 'SELECT EXISTS (SELECT 1 FROM domains) AS found').get() as {
+      found: number;
+    };
+    if (hasDomains.found === 1) return [];
+    const placeholders = BULK_LOADED_TABLES.map(() => '?').join(', ');
+    const indexes = (
+      sqlite
+        .prepare(
+          `SELECT name, tbl_name AS table_name, sql FROM sqlite_master
+           WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${placeholders}) ORDER BY name`,
+        )
+        .all(...BULK_LOADED_TABLES) as IndexDefinition[]
+    ).filter((index) => /^CREATE\s+INDEX\s/i.test(index.sql)); // not UNIQUE: those are constraints
+    const record = sqlite.prepare(
+      'INSERT INTO deferred_indexes (name, table_name, sql, deferred_at) VALUES (?, ?, ?, ?)',
+    );
+    for (const index of indexes) {
+      record.run(index.name, index.table_name, index.sql, at);
+      sqlite.exec(`DROP INDEX "${index.name.replaceAll('"', '""')}"`);
+    }
+    return indexes.map((index) => index.name);
+  });
+}
+
+/** Names of the indexes set aside and not built yet. */
+export function deferredIndexNames(mirror: Mirror): string[] {
+  return (
+    cachedStatement(mirror, 'SELECT name FROM deferred_indexes ORDER BY name').all() as Array<{
+      name: string;
+    }>
+  ).map((row) => row.name);
+}
+
+/** What {@link buildDeferredIndexes} did. */
+export interface BuiltIndexes {
+  names: string[];
+  ms: number;
+}
+
+/**
+ * Builds every index set aside, each in its own transaction together with the removal of its
+ * definition, and yields to the event loop between them (the lock heartbeat runs on this
+ * thread). The sorts spill to temporary files, not memory, so a large index does not raise the
+ * process's peak memory. `onBuilt` is told after each one.
+ */
+export async function buildDeferredIndexes(
+  mirror: Mirror,
+  onBuilt: (name: string) => void = () => {},
+): Promise<BuiltIndexes> {
+  const { sqlite } = mirrorInternals(mirror);
+  const started = performance.now();
+  const pending = sqlite
+    .prepare('SELECT name, table_name, sql FROM deferred_indexes ORDER BY name')
+    .all() as IndexDefinition[];
+  const names: string[] = [];
+  if (pending.length === 0) return { names, ms: 0 };
+  const tempStore = sqlite.pragma('temp_store', { simple: true }) as number;
+  sqlite.pragma('temp_store = FILE');
+  try {
+    for (const index of pending) {
+      try {
+        inImmediateTransaction(mirror, () => {
+          const exists = sqlite
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
+            .get(index.name);
+          if (exists === undefined) sqlite.exec(index.sql);
+          sqlite.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(index.name);
+        });
+      } catch (error) {
+        throw new DomainSyncError(
+          'ERR_MIRROR_WRITE',
+          `could not build index ${index.name} of ${index.table_name}, set aside while a first sync ` +
+            `loaded the mirror (the next command that takes the mirror lock tries again): ` +
+            (error instanceof Error ? error.message : String(error)),
+          { cause: error },
+        );
+      }
+      names.push(index.name);
+      onBuilt(index.name);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    sqlite.pragma(`temp_store = ${tempStore}`);
+  }
+  return { names, ms: performance.now() - started };
+}

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { mirrorInternals } from '../../../src/mirror/database.js';
+import type { Mirror } from '../../../src/mirror/database.js';
+import {
+  BULK_LOADED_TABLES,
+  buildDeferredIndexes,
+  deferIndexesForBulkLoad,
+  deferredIndexNames,
+} from '../../../src/mirror/store/deferred-indexes.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
+import { profile } from './builders.js';
+import { tempMirror } from './helpers.js';
+
+const T1 = '2025-04-01T00:00:00.000Z';
+
+/** Every index of the mirror with its definition (the automatic ones by name only). */
+function indexes(mirror: Mirror): Array<{ name: string; table: string; sql: string | null }> {
+  return mirrorInternals(mirror)
+    .sqlite.prepare(
+      "SELECT name, tbl_name AS 'table', sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
+    )
+    .all() as Array<{ name: string; table: string; sql: string | null }>;
+}
+
+function queryPlan(mirror: Mirror, query: string): string {
+  return (
+    mirrorInternals(mirror).sqlite.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>
+  )
+    .map((row) => row.detail)
+    .join('; ');
+}
+
+describe('indexes set aside for a first load', () => {
+  it('sets aside exactly the secondary, non-unique indexes of the loaded tables of an empty mirror, and builds them again as they were', async () => {
+    const mirror = await tempMirror();
+    const before = indexes(mirror);
+    const expected = before
+      .filter((i) => (BULK_LOADED_TABLES as readonly string[]).includes(i.table))
+      .filter((i) => i.sql !== null && /^CREATE INDEX/.test(i.sql))
+      .map((i) => i.name);
+    // The loaded tables have secondary indexes, and the other tables' indexes stay.
+    expect(expected).toContain('domains_last_enriched_at');
+    expect(expected).toContain('change_log_at');
+    expect(expected).toContain('licenses_current_by_jurisdiction');
+
+    const deferred = deferIndexesForBulkLoad(mirror, T1);
+    expect(deferred.sort()).toEqual(expected.sort());
+    expect(deferredIndexNames(mirror)).toEqual([...expected].sort());
+    const during = indexes(mirror).map((i) => i.name);
+    for (const name of expected) expect(during).not.toContain(name);
+    // Primary keys, unique constraints and the other tables' indexes are untouched.
+    expect(during).toContain('sqlite_autoindex_licenses_1');
+    expect(during).toContain('credit_ledger_at');
+    expect(queryPlan(mirror, "SELECT domain_normalized FROM domains WHERE company_name = 'x'")).toMatch(
+      /SCAN/,
+    );
+
+    // The load itself works without them (the upserts' conflict targets are the unique keys).
+    upsertProfiles(mirror, [profile('a.example'), profile('b.example')], { syncedAt: T1 });
+
+    const built: string[] = [];
+    const result = await buildDeferredIndexes(mirror, (name) => built.push(name));
+    expect(result.names.sort()).toEqual([...expected].sort());
+    expect(built.sort()).toEqual([...expected].sort());
+    expect(indexes(mirror)).toEqual(before);
+    expect(deferredIndexNames(mirror)).toEqual([]);
+    expect(queryPlan(mirror, "SELECT domain_normalized FROM domains WHERE company_name = 'x'")).toMatch(
+      /USING (COVERING )?INDEX domains_company_name/,
+    );
+    // The connection's temp store is as it was (memory, openMirror's choice).
+    expect(mirrorInternals(mirror).sqlite.pragma('temp_store', { simple: true })).toBe(2);
+
+    // Nothing left: a second build does nothing.
+    expect((await buildDeferredIndexes(mirror)).names).toEqual([]);
+  });
+
+  it('sets nothing aside in a mirror that has domains', async () => {
+    const mirror = await tempMirror();
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+    const before = indexes(mirror);
+    expect(deferIndexesForBulkLoad(mirror, T1)).toEqual([]);
+    expect(indexes(mirror)).toEqual(before);
+    expect(deferredIndexNames(mirror)).toEqual([]);
+  });
+
+  it('an index that cannot be built is an error naming it, and its definition stays for the next try', async () => {
+    const mirror = await tempMirror();
+    deferIndexesForBulkLoad(mirror, T1);
+    const { sqlite } = mirrorInternals(mirror);
+    sqlite
+      .prepare('INSERT INTO deferred_indexes (name, table_name, sql, deferred_at) VALUES (?, ?, ?, ?)')
+      .run('aaa_broken', 'domains', 'CREATE INDEX aaa_broken ON domains (no_such_column)', T1);
+    await expect(buildDeferredIndexes(mirror)).rejects.toMatchObject({
+      code: 'ERR_MIRROR_WRITE',
+      message: expect.stringMatching(/could not build index aaa_broken of domains.*no_such_column/),
+    });
+    // Sorted by name, the broken one came first: nothing after it was built or forgotten.
+    expect(deferredIndexNames(mirror)).toContain('aaa_broken');
+    expect(deferredIndexNames(mirror)).toContain('domains_last_enriched_at');
+    expect(mirrorInternals(mirror).sqlite.pragma('temp_store', { simple: true })).toBe(2);
+  });
+});

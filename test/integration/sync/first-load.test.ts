@@ -1,0 +1,102 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { syncPipeline } from '../../../pipelines/sync.js';
+import { openMirror } from '../../../src/mirror/database.js';
+import { deferIndexesForBulkLoad } from '../../../src/mirror/store/deferred-indexes.js';
+import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { queryMirror } from '../../helpers/mirror.js';
+import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { openTestContext } from '../../helpers/test-context.js';
+import { profile } from '../mirror/builders.js';
+
+/*
+ * A first sync into an empty mirror writes the rows first and builds the secondary indexes of the
+ * tables it fills at the end (src/mirror/store/deferred-indexes.ts). Read back independently.
+ */
+
+const INDEXES = "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name";
+
+/** The indexes of a newly created mirror, which every mirror must have after a sync. */
+async function freshMirrorIndexes(): Promise<unknown[]> {
+  const path = join(await tempDir('fresh-mirror-'), 'mirror.sqlite');
+  const mirror = await openMirror(path);
+  await mirror.close();
+  return queryMirror(path, INDEXES);
+}
+
+describe.each(['thread', 'inline'] as const)(
+  'a first sync into an empty mirror (%s writer)',
+  (profileWriter) => {
+    it('loads the rows, then builds every index the mirror has; later syncs keep them', async () => {
+      const sim = await startTestSimulator({ domains: 1500, seed: 11 });
+      const ctx = await openTestContext(sim, { profileWriter });
+      const expected = await freshMirrorIndexes();
+
+      const first = await syncPipeline(ctx);
+      expect(first.status).toBe('done');
+      expect(first.stats.profilesFetched).toBe(1500);
+      expect(first.stats.indexesDeferred).toBeGreaterThanOrEqual(15);
+      expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+      expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+      expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
+      const built = ctx.memoryLogger.events.find((e) => e.msg === 'mirror indexes built');
+      expect(built?.fields).toMatchObject({ indexes: first.stats.indexesDeferred });
+      // The run's stats as stored say so too.
+      const stored = queryMirror<{ stats: string }>(
+        ctx.mirror.path,
+        'SELECT stats FROM pipeline_runs WHERE id = ?',
+        first.runId,
+      );
+      expect(JSON.parse(stored[0]!.stats)).toMatchObject({ indexesDeferred: first.stats.indexesDeferred });
+
+      const second = await syncPipeline(ctx, { full: true });
+      expect(second.status).toBe('done');
+      expect(second.stats.indexesDeferred).toBe(0);
+      expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+    });
+
+    it('a first sync the service stops still builds the indexes before it returns', async () => {
+      const sim = await startTestSimulator({ domains: 1200, seed: 12 });
+      const ctx = await openTestContext(sim, { profileWriter });
+      const expected = await freshMirrorIndexes();
+      // From the third listing page on, the service refuses the key: the run stops part-way.
+      sim.control.onListPage(async (page) => {
+        if (page === 3) sim.control.setFaults([{ kind: 'status', status: 401 }]);
+      });
+      const run = await syncPipeline(ctx, { perPage: 100 });
+      sim.control.onListPage(null);
+      sim.control.clearFaults();
+      expect(run.status).toBe('stopped_by_service');
+      expect(run.stats.indexesDeferred).toBeGreaterThan(0);
+      expect(
+        queryMirror<{ n: number }>(ctx.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n,
+      ).toBeGreaterThan(0);
+      expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+      expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
+    });
+  },
+);
+
+describe('indexes a killed first sync left set aside', () => {
+  it('are built by the next run before its own work, with a warning', async () => {
+    const sim = await startTestSimulator({ domains: 300, seed: 13 });
+    const ctx = await openTestContext(sim);
+    const expected = await freshMirrorIndexes();
+    // What a first sync killed part-way leaves: indexes set aside, some domains written.
+    const deferred = deferIndexesForBulkLoad(ctx.mirror, '2025-04-01T00:00:00.000Z');
+    expect(deferred.length).toBeGreaterThan(0);
+    upsertProfiles(ctx.mirror, [profile('left-behind.example')], { syncedAt: '2025-04-01T00:00:00.000Z' });
+    expect(queryMirror(ctx.mirror.path, INDEXES)).not.toEqual(expected);
+
+    const run = await syncPipeline(ctx);
+    expect(run.status).toBe('done');
+    expect(run.stats.indexesDeferred).toBe(0); // the mirror had a domain: nothing set aside again
+    expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+    expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
+    const warnings = ctx.memoryLogger.events.filter((e) => e.level === 'warn' && /set aside/.test(e.msg));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.fields).toMatchObject({ indexes: deferred.length });
+  });
+});
