@@ -8,15 +8,21 @@ import type { Mirror } from '../database.js';
  * Each row a sync writes goes into its table and into every index of that table, and on a large
  * mirror most of those index inserts land on pages that are not in the cache. Into an empty
  * mirror it is cheaper to write the rows alone and build each index once at the end, from one
- * sorted pass over its table: measured on 100,000 profiles, the sync's store functions cost 209 µs
- * per profile with the indexes and 124 µs without, and building the indexes afterwards 31 µs
- * (docs/benchmarks.md "sync" has the current figures). Bulk loaders do the same (pg_restore
- * builds indexes after the data).
+ * sorted pass over its table. Bulk loaders do the same (pg_restore builds indexes after the data).
  *
- * Only the explicit, non-unique indexes of the tables the sync fills are set aside: the primary
- * keys and unique constraints stay, since the upserts look rows up by them and rely on them for
- * their conflict targets. Nothing the sync reads while it loads uses the indexes set aside; it
- * builds them before it reads anything that would (the unlisted domains, the counts).
+ * Only the indexes of the licence, payment-method and change_log tables are set aside: those
+ * tables have several rows per domain and small rows, so an index is quick to build from them.
+ * The `domains` indexes stay: a domain row carries the raw profile, so each of its indexes would
+ * be built from a scan of the largest table, and the run's end would wait for it. Measured ad hoc
+ * on 100,000 profiles (2026-11-25): the sync's store functions cost 211 µs per profile with every
+ * index kept up to date, 139 µs with these set aside, and 134 µs with every index set aside;
+ * building these took 1.6 s of CPU (16 µs per profile), building all of them 2.5 s, of which the
+ * `domains` ones 0.9 s. docs/benchmarks.md "sync" has the current figures.
+ *
+ * Only explicit, non-unique indexes are set aside: the primary keys and unique constraints stay,
+ * since the upserts look rows up by them and rely on them for their conflict targets. Nothing the
+ * sync reads while it loads uses the indexes set aside; it builds them before it reads anything
+ * after the load.
  *
  * A definition is recorded in `deferred_indexes` in the same transaction that drops its index,
  * and deleted in the same transaction that builds it again, so a process killed in between leaves
@@ -25,14 +31,8 @@ import type { Mirror } from '../database.js';
  * slowly.
  */
 
-/** The tables a sync fills, whose secondary indexes a first sync sets aside. */
-export const BULK_LOADED_TABLES = [
-  'domains',
-  'licenses',
-  'payment_methods',
-  'domain_sections',
-  'change_log',
-] as const;
+/** The tables whose secondary indexes a first sync sets aside (see above for why these). */
+export const BULK_LOADED_TABLES = ['licenses', 'payment_methods', 'change_log'] as const;
 
 interface IndexDefinition {
   name: string;
