@@ -3,8 +3,12 @@
  * same profiles written into an empty mirror with no HTTP and no threads, two ways.
  *
  * - `writer-alone`: the sync's own store functions (upsertDomainSummaries for each listing page
- *   of 500, then upsertProfiles for each 1,000 profiles), as the mirror writer thread runs them:
- *   in one transaction committed every WRITER_COMMIT_EVERY_PROFILES profiles.
+ *   of 500, then upsertProfiles for each 1,000 profiles), as a first sync and its mirror writer
+ *   thread run them: the secondary indexes set aside first and built at the end
+ *   (src/mirror/store/deferred-indexes.ts), the writes in one transaction committed every
+ *   WRITER_COMMIT_EVERY_PROFILES profiles.
+ * - `writer-alone-indexed`: the same with every index kept up to date row by row, as before the
+ *   indexes were set aside: what setting them aside is worth, in the same run.
  * - `writer-alone-per-batch`: the same, committed after every listing page and every 1,000
  *   profiles, as the writer thread did before it held its transaction open across batches: what
  *   the commit interval is worth, in the same run.
@@ -13,8 +17,9 @@
  * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
  *   rows the mirror keeps for a new domain (the domain row with its raw profile, each licence and
  *   payment method, the 4 section rows and one change_log row per licence and payment method),
- *   into the same schema with the same indexes, in domain order within each 1,000, committed as
- *   often as the writer thread commits (WRITER_COMMIT_EVERY_PROFILES).
+ *   into the same schema, in domain order within each 1,000, committed as often as the writer
+ *   thread commits (WRITER_COMMIT_EVERY_PROFILES), with the same indexes set aside first and
+ *   built at the end as `writer-alone` does.
  *   Every value is computed before the clock starts: only SQLite's work is measured.
  *
  * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
@@ -27,6 +32,7 @@ import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
+import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
 import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profiles.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
@@ -39,6 +45,7 @@ const PAGE = DEFAULTS.sync.perPage;
 /** The modes of {@link runWriterFloor}, which bench/sync-child.ts hands to it. */
 export const WRITER_FLOOR_MODES = [
   'writer-alone',
+  'writer-alone-indexed',
   'writer-alone-4k',
   'writer-alone-per-batch',
   'bare-sqlite',
@@ -112,6 +119,14 @@ export async function runWriterFloor(
     sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
     const at = new Date().toISOString();
+    // As a first sync does (pipelines/sync.ts): indexes set aside before the load, built after it.
+    const setAside = (): void => {
+      if (mode !== 'writer-alone-indexed' && deferIndexesForBulkLoad(mirror, at).length === 0)
+        throw new Error(`${mode}: no index was set aside`);
+    };
+    const build = async (): Promise<void> => {
+      await buildDeferredIndexes(mirror);
+    };
     if (mode !== 'bare-sqlite') {
       const summaries: DomainSummaryInput[] = source.map((r) => ({
         domain_normalized: r.domain_normalized,
@@ -133,7 +148,9 @@ export async function runWriterFloor(
       const write = mode === 'writer-alone-per-batch' ? writeRange : sqlite.transaction(writeRange);
       const started = performance.now();
       const cpu = process.cpuUsage();
+      setAside();
       for (let i = 0; i < profiles.length; i += WRITER_COMMIT_EVERY_PROFILES) write(i);
+      await build();
       return {
         profiles: profiles.length,
         rowsPerProfile: null,
@@ -178,7 +195,9 @@ export async function runWriterFloor(
     });
     const started = performance.now();
     const cpu = process.cpuUsage();
+    setAside();
     for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
+    await build();
     return {
       profiles: source.length,
       rowsPerProfile: Math.round((rows / source.length) * 10) / 10,

@@ -120,13 +120,15 @@ export interface SyncBenchResult {
   /** (d): the mirror writes alone, CPU µs per profile, and the rows each profile makes. */
   writerFloor: {
     rowsPerProfile: number;
-    /** The sync's store functions (upsertDomainSummaries, upsertProfiles) in one thread. */
+    /** The sync's store functions (upsertDomainSummaries, upsertProfiles) in one thread, indexes set aside and built after. */
     writerAloneUsPerProfile: number;
+    /** The same with every index kept up to date row by row (before indexes were set aside). */
+    writerAloneIndexedUsPerProfile: number;
     /** The same store functions into a mirror of 4 KiB pages (one made before 8 KiB pages). */
     writerAlone4KiBUsPerProfile: number;
     /** The store functions alone, committed per listing page and per 1,000 profiles (the writer before). */
     writerAlonePerBatchUsPerProfile: number;
-    /** Plain prepared INSERTs of the same rows into the same schema. */
+    /** Plain prepared INSERTs of the same rows into the same schema, indexes set aside and built after. */
     bareSqliteUsPerProfile: number;
     /** (bare loop + bare INSERTs) / bare loop: the lowest CPU ratio a sync writing these rows can have. */
     lowestCpuRatio: number;
@@ -342,6 +344,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       }
     };
     const writerAlone = await floorJob('writer-alone');
+    const writerAloneIndexed = await floorJob('writer-alone-indexed');
     const writerAlone4KiB = await floorJob('writer-alone-4k');
     const writerAlonePerBatch = await floorJob('writer-alone-per-batch');
     const bareSqlite = await floorJob('bare-sqlite');
@@ -382,6 +385,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       writerFloor: {
         rowsPerProfile: bareSqlite.rowsPerProfile ?? 0,
         writerAloneUsPerProfile: usPerProfile(writerAlone),
+        writerAloneIndexedUsPerProfile: usPerProfile(writerAloneIndexed),
         writerAlone4KiBUsPerProfile: usPerProfile(writerAlone4KiB),
         writerAlonePerBatchUsPerProfile: usPerProfile(writerAlonePerBatch),
         bareSqliteUsPerProfile: usPerProfile(bareSqlite),
