@@ -101,12 +101,15 @@ export async function syncPipeline(
     // so fetching is not held up by them; that thread also does the WAL checkpoints. The context
     // may choose the calling thread instead (RunContext.openProfileWriter).
     async (run) => {
-      // Into an empty mirror, the rows go in first and the indexes are built at the end.
+      // Into an empty mirror, the rows go in first and the child tables' indexes are built at the end.
       stats.indexesDeferred = deferIndexesForBulkLoad(run.ctx.mirror, run.startedAt).length;
       if (stats.indexesDeferred > 0) {
-        run.ctx.logger.info('empty mirror: its indexes are built once this sync has loaded it', {
-          indexes: stats.indexesDeferred,
-        });
+        run.ctx.logger.info(
+          'empty mirror: licence, payment-method and change_log indexes are built after the load',
+          {
+            indexes: stats.indexesDeferred,
+          },
+        );
       }
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
       const sync = new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer);

@@ -34,7 +34,9 @@ export async function syncCommand(ctx: CommandContext, flags: SyncFlags): Promis
       ...(s.unlisted ? [`  ${s.unlisted} domains no longer listed (marked, not deleted)`] : []),
       ...(s.driftDetected ? ['  the catalogue changed while listing; listed again to catch up'] : []),
       ...(s.indexesDeferred
-        ? [`  empty mirror: loaded first, then built its ${s.indexesDeferred} indexes`]
+        ? [
+            `  empty mirror: loaded first, then built ${s.indexesDeferred} indexes of licences, payment methods and change_log`,
+          ]
         : []),
       ...result.failures.slice(0, 20).map((f) => `  failed: ${f.item}: ${f.code}: ${f.message}`),
       ...(result.failures.length > 20 ? [`  … and ${result.failures.length - 20} more failures`] : []),

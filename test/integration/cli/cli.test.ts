@@ -107,7 +107,7 @@ describe('exit statuses and errors', () => {
     expect(onlyJson(ok.stdout)).toMatchObject({
       command: 'sync',
       status: 'done',
-      stats: { listed: 120, profilesFetched: 120 },
+      stats: { listed: 120, profilesFetched: 120, indexesDeferred: 8 },
     });
 
     const bad = sim.control.truth.listDomains()[5]!;
@@ -124,5 +124,16 @@ describe('exit statuses and errors', () => {
       failures: [{ item: bad, code: 'ERR_PROTOCOL' }],
     });
     expect(failed.stdout + failed.stderr).not.toContain(sim.apiKey);
+
+    // Without --json, a first sync into an empty mirror says it built the indexes it set aside.
+    const humanDir = await tempDir();
+    const human = await runCli(['sync', '--config', (await writeTestConfig(humanDir)).path], {
+      cwd: humanDir,
+      env,
+    });
+    expect(human.code).toBe(1); // the malformed profile is still there
+    expect(human.stdout).toContain(
+      'empty mirror: loaded first, then built 8 indexes of licences, payment methods and change_log',
+    );
   });
 });
