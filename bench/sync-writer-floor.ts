@@ -124,9 +124,6 @@ export async function runWriterFloor(
       if (mode !== 'writer-alone-indexed' && deferIndexesForBulkLoad(mirror, at).length === 0)
         throw new Error(`${mode}: no index was set aside`);
     };
-    const build = async (): Promise<void> => {
-      await buildDeferredIndexes(mirror);
-    };
     if (mode !== 'bare-sqlite') {
       const summaries: DomainSummaryInput[] = source.map((r) => ({
         domain_normalized: r.domain_normalized,
@@ -150,7 +147,7 @@ export async function runWriterFloor(
       const cpu = process.cpuUsage();
       setAside();
       for (let i = 0; i < profiles.length; i += WRITER_COMMIT_EVERY_PROFILES) write(i);
-      await build();
+      await buildDeferredIndexes(mirror);
       return {
         profiles: profiles.length,
         rowsPerProfile: null,
@@ -197,7 +194,7 @@ export async function runWriterFloor(
     const cpu = process.cpuUsage();
     setAside();
     for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
-    await build();
+    await buildDeferredIndexes(mirror);
     return {
       profiles: source.length,
       rowsPerProfile: Math.round((rows / source.length) * 10) / 10,

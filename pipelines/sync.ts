@@ -1,13 +1,13 @@
 import type { DomainFilters, DomainProfile, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
-import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
+import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
 import { openProfileWriter } from '../src/mirror/profile-writer.js';
 import type { ProfileBatchResult, ProfileWriter } from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { TaskQueue } from '../src/runtime/queue.js';
-import { errorCode, runPipeline, runStatusForError } from '../src/runtime/run.js';
+import { buildIndexesSetAside, errorCode, runPipeline, runStatusForError } from '../src/runtime/run.js';
 import type { RunContext } from '../src/runtime/run-context.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
@@ -112,15 +112,14 @@ export async function syncPipeline(
         );
       }
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
-      const sync = new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer);
       try {
-        return await sync.execute();
+        return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();
       } finally {
         try {
           await writer.close();
         } finally {
           // Normally built already (execute); this covers a run that threw before it got there.
-          await sync.buildDeferredIndexes();
+          await buildIndexesSetAside(run.ctx);
         }
       }
     },
@@ -151,7 +150,6 @@ class SyncRun {
   private lastFlushMs: number;
   private lastProgressLogMs: number;
   private maxListedEnrichedAt: string | null = null;
-  private indexesBuilt = false;
   /** Set when the service stops us (401): no new work, finish and report. */
   private stopError: unknown;
   private readonly pagesTask;
@@ -249,8 +247,8 @@ class SyncRun {
     await this.settleWrites();
     this.pagesTask.done();
     this.profilesTask.done();
-    // With the writer idle: the queries below use these indexes.
-    await this.buildDeferredIndexes();
+    // With the writer idle: the queries below use the indexes a first sync set aside.
+    await buildIndexesSetAside(ctx);
 
     const stopped = this.stopError !== undefined;
     if (!stopped) {
@@ -437,16 +435,6 @@ class SyncRun {
       this.noteStop(error);
     }
     while (this.writes.size > 0) await Promise.all([...this.writes]);
-  }
-
-  /** Builds the indexes this run set aside, if any are left (src/mirror/store/deferred-indexes.ts). */
-  async buildDeferredIndexes(): Promise<void> {
-    if (this.stats.indexesDeferred === 0 || this.indexesBuilt) return;
-    this.indexesBuilt = true;
-    const task = this.ctx.progress.task('indexes', this.stats.indexesDeferred, 'indexes');
-    const built = await buildDeferredIndexes(this.ctx.mirror, () => task.increment());
-    task.done();
-    this.ctx.logger.info('mirror indexes built', { indexes: built.names.length, ms: Math.round(built.ms) });
   }
 
   private noteStop(error: unknown): void {

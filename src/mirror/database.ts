@@ -257,7 +257,8 @@ export function inImmediateTransaction<T>(mirror: Mirror, fn: () => T): T {
   return sqlite.inTransaction ? fn() : sqlite.transaction(fn).immediate();
 }
 
-function messageOf(error: unknown): string {
+/** The message of a thrown value, whatever was thrown. */
+export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 

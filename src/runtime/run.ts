@@ -77,10 +77,11 @@ async function runRecorded<Stats extends object, Ctx extends MirrorRunContext>(
   const id = startPipelineRun(ctx.mirror, { pipeline, startedAt, pid: process.pid });
   const logger = ctx.logger.child({ pipeline, runId: id });
   logger.info('pipeline started');
+  const runCtx = { ...ctx, logger };
   let outcome: PipelineBodyResult<Stats>;
   try {
-    await buildIndexesLeftDeferred(ctx.mirror, logger);
-    outcome = await body({ id, startedAt, ctx: { ...ctx, logger } });
+    await buildIndexesLeftDeferred(runCtx);
+    outcome = await body({ id, startedAt, ctx: runCtx });
   } catch (error) {
     const code = errorCode(error);
     const status = runStatusForError(error);
@@ -150,17 +151,32 @@ function notStarted<Stats extends object>(
   };
 }
 
+type IndexBuildContext = Pick<MirrorRunContext, 'mirror' | 'logger' | 'progress'>;
+
 /**
- * Builds the indexes a first sync set aside and was killed before building again
- * (src/mirror/store/deferred-indexes.ts): the first command to hold the lock after it does, before
- * its own work, so no run works on a mirror without them for long.
+ * Builds the indexes set aside in `deferred_indexes` (src/mirror/store/deferred-indexes.ts), if
+ * any, with a progress task and a log line; the caller holds the mirror lock. A first sync calls it
+ * once it has loaded the mirror.
  */
-async function buildIndexesLeftDeferred(mirror: MirrorRunContext['mirror'], logger: RunContext['logger']) {
-  const left = deferredIndexNames(mirror);
-  if (left.length === 0) return;
-  logger.warn('building the mirror indexes a first sync set aside and did not build (was it killed?)', {
-    indexes: left.length,
+export async function buildIndexesSetAside(ctx: IndexBuildContext): Promise<void> {
+  const pending = deferredIndexNames(ctx.mirror).length;
+  if (pending === 0) return;
+  const task = ctx.progress.task('indexes', pending, 'indexes');
+  const built = await buildDeferredIndexes(ctx.mirror, () => task.increment());
+  task.done();
+  ctx.logger.info('mirror indexes built', { indexes: built.names.length, ms: Math.round(built.ms) });
+}
+
+/**
+ * Builds the indexes a first sync set aside and was killed before building again: the first
+ * command to hold the lock after it does, before its own work, so no run works on a mirror
+ * without them for long.
+ */
+async function buildIndexesLeftDeferred(ctx: IndexBuildContext): Promise<void> {
+  const left = deferredIndexNames(ctx.mirror).length;
+  if (left === 0) return;
+  ctx.logger.warn('building the mirror indexes a first sync set aside and did not build (was it killed?)', {
+    indexes: left,
   });
-  const built = await buildDeferredIndexes(mirror);
-  logger.info('mirror indexes built', { indexes: built.names.length, ms: Math.round(built.ms) });
+  await buildIndexesSetAside(ctx);
 }

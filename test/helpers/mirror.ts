@@ -50,3 +50,18 @@ export function integrityCheck(dbPath: string): string {
       .join('; '),
   );
 }
+
+/** One index of a mirror: its name, table and definition (null for SQLite's automatic ones). */
+export interface MirrorIndex {
+  name: string;
+  tbl_name: string;
+  sql: string | null;
+}
+
+/** Every index of the mirror at `dbPath`, by name. */
+export function mirrorIndexes(dbPath: string): MirrorIndex[] {
+  return queryMirror<MirrorIndex>(
+    dbPath,
+    "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
+  );
+}

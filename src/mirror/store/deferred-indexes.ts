@@ -1,5 +1,6 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
-import { cachedStatement, inImmediateTransaction, mirrorInternals } from '../database.js';
+import { cachedStatement, inImmediateTransaction, messageOf, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
 
 /*
@@ -121,14 +122,13 @@ export async function buildDeferredIndexes(
         throw new DomainSyncError(
           'ERR_MIRROR_WRITE',
           `could not build index ${index.name} of ${index.table_name}, set aside while a first sync ` +
-            `loaded the mirror (the next command that takes the mirror lock tries again): ` +
-            (error instanceof Error ? error.message : String(error)),
+            `loaded the mirror (the next command that takes the mirror lock tries again): ${messageOf(error)}`,
           { cause: error },
         );
       }
       names.push(index.name);
       onBuilt(index.name);
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   } finally {
     sqlite.pragma(`temp_store = ${tempStore}`);

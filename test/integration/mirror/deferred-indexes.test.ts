@@ -8,19 +8,14 @@ import {
   deferredIndexNames,
 } from '../../../src/mirror/store/deferred-indexes.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
+import { mirrorIndexes, type MirrorIndex } from '../../helpers/mirror.js';
 import { profile } from './builders.js';
 import { tempMirror } from './helpers.js';
 
 const T1 = '2025-04-01T00:00:00.000Z';
 
-/** Every index of the mirror with its definition (the automatic ones by name only). */
-function indexes(mirror: Mirror): Array<{ name: string; table: string; sql: string | null }> {
-  return mirrorInternals(mirror)
-    .sqlite.prepare(
-      "SELECT name, tbl_name AS 'table', sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
-    )
-    .all() as Array<{ name: string; table: string; sql: string | null }>;
-}
+/** Every index of the mirror, read independently of the connection under test. */
+const indexes = (mirror: Mirror): MirrorIndex[] => mirrorIndexes(mirror.path);
 
 function queryPlan(mirror: Mirror, query: string): string {
   return (
@@ -35,7 +30,7 @@ describe('indexes set aside for a first load', () => {
     const mirror = await tempMirror();
     const before = indexes(mirror);
     const expected = before
-      .filter((i) => (BULK_LOADED_TABLES as readonly string[]).includes(i.table))
+      .filter((i) => (BULK_LOADED_TABLES as readonly string[]).includes(i.tbl_name))
       .filter((i) => i.sql !== null && /^CREATE INDEX/.test(i.sql))
       .map((i) => i.name);
     // The loaded tables have secondary indexes; those of domains and of the other tables stay.

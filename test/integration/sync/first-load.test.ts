@@ -5,7 +5,7 @@ import { openMirror } from '../../../src/mirror/database.js';
 import { deferIndexesForBulkLoad } from '../../../src/mirror/store/deferred-indexes.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { queryMirror } from '../../helpers/mirror.js';
+import { mirrorIndexes, queryMirror, type MirrorIndex } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { openTestContext } from '../../helpers/test-context.js';
@@ -16,14 +16,12 @@ import { profile } from '../mirror/builders.js';
  * tables it fills at the end (src/mirror/store/deferred-indexes.ts). Read back independently.
  */
 
-const INDEXES = "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name";
-
 /** The indexes of a newly created mirror, which every mirror must have after a sync. */
-async function freshMirrorIndexes(): Promise<unknown[]> {
+async function freshMirrorIndexes(): Promise<MirrorIndex[]> {
   const path = join(await tempDir('fresh-mirror-'), 'mirror.sqlite');
   const mirror = await openMirror(path);
   await mirror.close();
-  return queryMirror(path, INDEXES);
+  return mirrorIndexes(path);
 }
 
 describe.each(['thread', 'inline'] as const)(
@@ -39,7 +37,7 @@ describe.each(['thread', 'inline'] as const)(
       expect(first.stats.profilesFetched).toBe(1500);
       expect(first.stats.indexesDeferred).toBe(8);
       expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
-      expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+      expect(mirrorIndexes(ctx.mirror.path)).toEqual(expected);
       expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
       const built = ctx.memoryLogger.events.find((e) => e.msg === 'mirror indexes built');
       expect(built?.fields).toMatchObject({ indexes: first.stats.indexesDeferred });
@@ -54,7 +52,7 @@ describe.each(['thread', 'inline'] as const)(
       const second = await syncPipeline(ctx, { full: true });
       expect(second.status).toBe('done');
       expect(second.stats.indexesDeferred).toBe(0);
-      expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+      expect(mirrorIndexes(ctx.mirror.path)).toEqual(expected);
     });
 
     it('a first sync the service stops still builds the indexes before it returns', async () => {
@@ -73,7 +71,7 @@ describe.each(['thread', 'inline'] as const)(
       expect(
         queryMirror<{ n: number }>(ctx.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n,
       ).toBeGreaterThan(0);
-      expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+      expect(mirrorIndexes(ctx.mirror.path)).toEqual(expected);
       expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
     });
   },
@@ -88,12 +86,12 @@ describe('indexes a killed first sync left set aside', () => {
     const deferred = deferIndexesForBulkLoad(ctx.mirror, '2025-04-01T00:00:00.000Z');
     expect(deferred.length).toBeGreaterThan(0);
     upsertProfiles(ctx.mirror, [profile('left-behind.example')], { syncedAt: '2025-04-01T00:00:00.000Z' });
-    expect(queryMirror(ctx.mirror.path, INDEXES)).not.toEqual(expected);
+    expect(mirrorIndexes(ctx.mirror.path)).not.toEqual(expected);
 
     const run = await syncPipeline(ctx);
     expect(run.status).toBe('done');
     expect(run.stats.indexesDeferred).toBe(0); // the mirror had a domain: nothing set aside again
-    expect(queryMirror(ctx.mirror.path, INDEXES)).toEqual(expected);
+    expect(mirrorIndexes(ctx.mirror.path)).toEqual(expected);
     expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
     const warnings = ctx.memoryLogger.events.filter((e) => e.level === 'warn' && /set aside/.test(e.msg));
     expect(warnings).toHaveLength(1);

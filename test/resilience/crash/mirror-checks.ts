@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { queryMirror } from '../../helpers/mirror.js';
+import { mirrorIndexes, queryMirror } from '../../helpers/mirror.js';
 import { duckdbQuery, sqlString } from '../../helpers/read-parquet.js';
 
 /*
@@ -27,10 +27,7 @@ export function hasTable(dbPath: string, table: string): boolean {
  */
 export function indexState(dbPath: string): { indexes: unknown[]; setAside: unknown[] } {
   return {
-    indexes: queryMirror(
-      dbPath,
-      "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
-    ),
+    indexes: mirrorIndexes(dbPath),
     setAside: hasTable(dbPath, 'deferred_indexes')
       ? queryMirror(dbPath, 'SELECT name FROM deferred_indexes')
       : [],
