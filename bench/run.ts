@@ -353,7 +353,13 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               'concurrency 32, 10 ms), but the run then ends with about 1.6 s of index building, and the rate ' +
               'stayed where it was: 2,155–2,156 profiles/s against 2,169–2,190 with every index kept up to date. ' +
               'Setting every index aside took the writer to 164–174 µs, with 2.7 s of building at the end: ' +
-              '1,984–1,985 profiles/s.',
+              '1,984–1,985 profiles/s. Having the writer thread build them while the last 15 % of the profiles ' +
+              'were fetched, instead of after the last one, ended the run sooner (0.9 s after its last fetch ' +
+              'instead of about 3 s, 100,000 domains) but slowed the fetching of those profiles about as much: ' +
+              'in alternating runs on 2026-11-25 it made 1,837, 1,893, 1,750, 1,699 and 1,625 profiles/s against ' +
+              '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. How busy the ' +
+              "machine's cores are moves this figure most: it measured 0.863 on 2026-11-25 at 15:58, when the " +
+              `bare loop took 82 µs of CPU per profile; in this run the bare loop took ${r.bareLoop.cpuUsPerProfile} µs.`,
           );
         notes.push(
           `Where the sync's CPU goes (CPU profile of a full sync of ${SYNC_PROFILE.domains.toLocaleString('en-US')} domains, ` +

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=8 --v8-pool-size=0
 import { setMaxListeners } from 'node:events';
 import { limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';

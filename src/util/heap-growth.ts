@@ -37,7 +37,22 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
  * generation far enough to add about 130 MB to a full sync's peak RSS. With 8 MB, scavenges come
  * more often and cost a little CPU; the sync and export benchmarks report both
  * (docs/benchmarks.md). The mirror writer thread gets the same kind of cap through its
- * `resourceLimits`. Running `node dist/src/cli/main.js` bypasses the shebang and so runs with
- * V8's defaults; the benchmarks start their stand-ins for the CLI with these options.
+ * `resourceLimits`.
+ *
+ * `--v8-pool-size=0` lets Node size V8's pool of helper threads (parallel and concurrent garbage
+ * collection, background compilation) from the machine: one fewer than the cores, at least one.
+ * Node's default is four whatever the machine, and on a 2-core machine four helpers woken at once
+ * by each collection queued for the cores that the main thread, the mirror writer and, on
+ * loopback, the simulator needed (docs/benchmarks.md "sync"). Measured ad hoc on 2026-11-25 on 2
+ * cores (alternating runs of a full sync of 40,000 domains, where this option gives one helper):
+ * with the service 10 ms away at concurrency 32, 1,815, 1,829 and 1,830 profiles/s against 1,795,
+ * 1,778 and 1,800 with four; on loopback, 2,888, 2,924 and 2,646 against 2,496, 2,863 and 2,651;
+ * CPU per profile within 3 % and peak RSS within 10 MB of each other.
+ *
+ * Running `node dist/src/cli/main.js` bypasses the shebang and so runs with Node's and V8's
+ * defaults; the benchmarks start their stand-ins for the CLI with these options.
  */
-export const CLI_NODE_OPTIONS: readonly string[] = Object.freeze(['--max-semi-space-size=8']);
+export const CLI_NODE_OPTIONS: readonly string[] = Object.freeze([
+  '--max-semi-space-size=8',
+  '--v8-pool-size=0',
+]);

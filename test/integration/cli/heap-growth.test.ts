@@ -1,5 +1,6 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { CLI_NODE_OPTIONS, HEAP_GROWING_PERCENT } from '../../../src/util/heap-growth.js';
 import { CLI_SOURCE, runCli } from '../../helpers/cli.js';
@@ -44,6 +45,25 @@ describe('memory settings of the CLI process', () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/bad option/);
   });
+
+  it.runIf(process.platform === 'linux')(
+    "the shebang options size V8's helper pool from the machine: one thread fewer than the cores, at least one, not Node's four",
+    () => {
+      const threads = (options: string[]): number => {
+        const run = node([
+          ...options,
+          '-e',
+          "setTimeout(() => process.stdout.write(String(require('node:fs').readdirSync('/proc/self/task').length)), 100)",
+        ]);
+        expect(run.status).toBe(0);
+        return Number(run.stdout);
+      };
+      const defaults = threads([]);
+      const ours = threads([...CLI_NODE_OPTIONS]);
+      // The other threads (main, libuv, signal handling) are the same in both.
+      expect(ours - defaults).toBe(Math.max(1, availableParallelism() - 1) - 4);
+    },
+  );
 
   it('src/cli/main.ts starts with the shebang of CLI_NODE_OPTIONS (the built binary: package.test.ts)', () => {
     const shebang = `#!/usr/bin/env -S node ${CLI_NODE_OPTIONS.join(' ')}`;
