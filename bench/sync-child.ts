@@ -5,7 +5,7 @@
  * baseUrl, apiKey, dir, concurrency },
  * or { mode: one of WRITER_FLOOR_MODES, source, dir } (bench/sync-writer-floor.ts).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { syncPipeline } from '../pipelines/sync.js';
 import { createClient } from '../src/api/index.js';
@@ -17,6 +17,7 @@ import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
 import { ownPeakRssMb } from './peak-rss.js';
+import { sampleThreads } from './thread-cpu.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
@@ -118,41 +119,6 @@ async function openDiscardingWriter(mirror: Mirror): Promise<ProfileWriter> {
     waitForRoom: () => writer.waitForRoom(),
     drain: () => writer.drain(),
     close: () => writer.close(),
-  };
-}
-
-/**
- * CPU ms per thread of this process (Linux /proc), sampled until stopped: the main thread, the
- * busiest other thread (the sync's mirror writer) and the rest (GC helpers, libuv) summed.
- */
-function sampleThreads(): () => { mainMs: number; busiestOtherMs: number; restMs: number } | null {
-  const seen = new Map<string, number>();
-  const sample = (): void => {
-    try {
-      for (const tid of readdirSync('/proc/self/task')) {
-        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        seen.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
-      }
-    } catch {
-      // not Linux, or a thread ended between readdir and read
-    }
-  };
-  sample();
-  const start = new Map(seen);
-  const timer = setInterval(sample, 100);
-  return () => {
-    clearInterval(timer);
-    sample();
-    if (seen.size === 0) return null;
-    const used = [...seen].map(([tid, ms]) => ({ tid, ms: ms - (start.get(tid) ?? 0) }));
-    const main = used.find((t) => t.tid === String(process.pid))?.ms ?? 0;
-    const others = used.filter((t) => t.tid !== String(process.pid)).sort((a, b) => b.ms - a.ms);
-    return {
-      mainMs: main,
-      busiestOtherMs: others[0]?.ms ?? 0,
-      restMs: others.slice(1).reduce((sum, t) => sum + t.ms, 0),
-    };
   };
 }
 
