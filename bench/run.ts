@@ -272,9 +272,21 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             "request waits for a round trip and the service's own work, which do not use this machine's CPU; " +
             `${r.remote.latencyMs} ms is a fast same-region API, chosen before measuring. There the full sync keeps ` +
             `${fmt(r.remote.ratio)} of the bare undici loop's rate (${r.remote.full.profilesPerSecond} against ` +
-            `${r.remote.bareUndici.profilesPerSecond} profiles/s): the mirror ` +
-            (r.meetsTargets.ratio ? 'is not' : 'is') +
-            ' the bottleneck.',
+            `${r.remote.bareUndici.profilesPerSecond} profiles/s)` +
+            (r.meetsTargets.ratio
+              ? ': the mirror is not the bottleneck.'
+              : `, under the ${r.targets.ratioMin} target; against the bare client loop ` +
+                `${fmt(r.remote.clientRatio, 3)} (0.93 on 2026-11-25 on an AMD EPYC machine, when that loop took 82 µs of CPU per ` +
+                `profile with no latency; ${r.bareLoop.cpuUsPerProfile} µs in this run). The run is not short of ` +
+                `CPU there: the sync and the simulator used ${fmt(((r.remote.full.cpuUsPerProfile + r.remote.full.simulatorCpuUsPerProfile) * r.remote.full.profilesPerSecond) / 1e4 / r.cores, 0)} % ` +
+                `of the ${r.cores} cores. What each request waits for is the sync's main thread: its work per ` +
+                `profile (${r.remote.full.threadsUsPerProfile?.main ?? '–'} µs of CPU on the main thread, the undici ` +
+                `loop's ${r.remote.bareUndici.threadsUsPerProfile?.main ?? '–'} µs) and its garbage-collection pauses ` +
+                '(below), during which every response in flight waits. With eight lanes and 10 ms per round ' +
+                "trip, each millisecond a response waits costs about a tenth of a lane's rate. The CLI's " +
+                '`--v8-pool-size=0` (operations.md) is not the cause: in alternating runs on 2026-11-26 (40,000 ' +
+                'domains, 10 ms, concurrency 8) the sync made 606, 609 and 592 profiles/s with it and 604, 605 ' +
+                'and 597 without it.'),
         ];
         // Both processes share the machine's cores, so CPU per profile bounds the rate.
         const perProfile = r.full.cpuUsPerProfile + r.full.simulatorCpuUsPerProfile;
@@ -402,7 +414,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               'in alternating runs on 2026-11-25 it made 1,837, 1,893, 1,750, 1,699 and 1,625 profiles/s against ' +
               '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. How busy the ' +
               "machine's cores are moves this figure most: against the bare client loop it measured 0.863 on " +
-              '2026-11-25 at 15:58, when that loop took 82 µs of CPU per profile; in this run it took ' +
+              '2026-11-25 at 15:58 on an AMD EPYC machine, when that loop took 82 µs of CPU per profile; in this run it took ' +
               `${r.bareLoop.cpuUsPerProfile} µs and the ratio to it was ${fmt(r.remoteHigh.clientRatio, 3)}.`,
           );
         notes.push(
@@ -410,6 +422,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             `simulator on loopback, concurrency 8, ${SYNC_PROFILE.measured}; self time by what the code does, per profile):`,
           markdownTable(['thread', 'part', 'µs per profile'], SYNC_PROFILE.table),
           SYNC_PROFILE.reading,
+          SYNC_GC_NOTE,
         );
         return notes;
       },
@@ -579,6 +592,25 @@ const SYNC_PROFILE = {
     '3,180 → 4,014 profiles/s). Runs of the same code on different days measured 10–25 % apart in absolute terms (this ' +
     'machine is shared); the table at the top is the latest.',
 };
+
+/**
+ * Garbage collection in a sync, and two experiments on it that were not kept (ad hoc, measured
+ * 2026-11-26 on this benchmark's machine with bench/sync-child.ts and bench/bare-undici-loop.ts).
+ */
+const SYNC_GC_NOTE =
+  'Garbage collection is the largest cost the bare loop does not have. Under `--trace-gc` (2026-11-26, ' +
+  'full sync of 20,000 domains, loopback, concurrency 8, 8.5 s), the main thread ran 143 scavenges ' +
+  '(791 ms of pauses) and 15 mark-compacts (124 ms), the writer thread 77 scavenges (581 ms) and 17 ' +
+  'mark-compacts (64 ms); the bare undici loop fetching the same profiles ran 20 scavenges (184 ms) and 4 ' +
+  "mark-compacts (20 ms). The sync's scavenges are slow because much of what they find is still alive: on " +
+  'the main thread each freed 4–5 MB of its 8 MB young generation, so the rest was copied; on the writer ' +
+  "thread a batch's 1,000 profiles arrive together and stay alive until the batch is written. Two " +
+  'experiments, each in alternating runs of a full sync of 100,000 domains on loopback, were not kept: ' +
+  "handing the writer each profile's JSON text as soon as it was fetched, instead of the objects of a " +
+  'batch, measured 680 and 621 µs of CPU per profile against 691 and 642 µs, within the run-to-run ' +
+  'spread; a 16 MB young generation (`--max-semi-space-size=16`) measured 517 and 605 µs against 620 ' +
+  'and 607 µs, with a peak RSS of 310–320 MB against 272–276 MB, over the 300 MB target. A writer that ' +
+  'decodes and writes one profile at a time (sorted on the main thread) is the change these figures point to.';
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
   if (!existsSync(join(import.meta.dirname, `${file}.js`))) return undefined;
