@@ -598,12 +598,12 @@ const SYNC_PROFILE = {
  * 2026-11-26 on this benchmark's machine with bench/sync-child.ts and bench/bare-undici-loop.ts).
  */
 const SYNC_GC_NOTE =
-  'Garbage collection is the largest cost the bare loop does not have. Under `--trace-gc` (2026-11-26, ' +
+  'Garbage collection is a large cost that the bare loop barely has. Under `--trace-gc` (2026-11-26, ' +
   'full sync of 20,000 domains, loopback, concurrency 8, 8.5 s), the main thread ran 143 scavenges ' +
   '(791 ms of pauses) and 15 mark-compacts (124 ms), the writer thread 77 scavenges (581 ms) and 17 ' +
   'mark-compacts (64 ms); the bare undici loop fetching the same profiles ran 20 scavenges (184 ms) and 4 ' +
   "mark-compacts (20 ms). The sync's scavenges are slow because much of what they find is still alive: on " +
-  'the main thread each freed 4–5 MB of its 8 MB young generation, so the rest was copied; on the writer ' +
+  'the main thread each freed 3–5 MB of its 8 MB semi-space and copied the rest; on the writer ' +
   "thread a batch's 1,000 profiles arrive together and stay alive until the batch is written. Two " +
   'experiments, each in alternating runs of a full sync of 100,000 domains on loopback, were not kept: ' +
   "handing the writer each profile's JSON text as soon as it was fetched, instead of the objects of a " +
