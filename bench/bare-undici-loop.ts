@@ -10,8 +10,7 @@
  */
 // The bare baseline needs undici itself; only the benchmarks and src/api/http-transport.ts send through it.
 import { Agent, request } from 'undici';
-import { ownPeakRssMb } from './peak-rss.js';
-import { sampleThreads } from './thread-cpu.js';
+import { measured, onLanes, printResult, runChildMain } from './child-measure.js';
 
 interface Job {
   baseUrl: string;
@@ -41,30 +40,11 @@ async function main(): Promise<void> {
     if (data.domains.length === 0 || domains.length >= data.total) break;
   }
 
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  const stopThreads = sampleThreads();
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < domains.length) await getJson(`/domains/${encodeURIComponent(domains[next++]!)}`);
-  };
-  await Promise.all(Array.from({ length: job.concurrency }, lane));
-  const elapsedMs = performance.now() - started;
-  const used = process.cpuUsage(cpuStart);
-  const threads = stopThreads();
-  await dispatcher.close();
-  process.stdout.write(
-    `${JSON.stringify({
-      elapsedMs,
-      cpuMs: (used.user + used.system) / 1000,
-      threads,
-      profiles: domains.length,
-      maxRssMb: ownPeakRssMb(),
-    })}\n`,
+  const { elapsedMs, cpuMs, threads } = await measured(() =>
+    onLanes(domains, job.concurrency, (domain) => getJson(`/domains/${encodeURIComponent(domain)}`)),
   );
+  await dispatcher.close();
+  printResult({ elapsedMs, cpuMs, threads, profiles: domains.length });
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runChildMain(main);

@@ -16,8 +16,7 @@ import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
-import { ownPeakRssMb } from './peak-rss.js';
-import { sampleThreads } from './thread-cpu.js';
+import { measured, onLanes, printResult, runChildMain } from './child-measure.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
@@ -36,7 +35,7 @@ async function main(): Promise<void> {
   const job = JSON.parse(process.env.BENCH_JOB ?? '{}') as Job;
   if (isWriterFloorMode(job.mode)) {
     const result = await runWriterFloor(job.mode, job.source!, join(job.dir, 'mirror.sqlite'));
-    print({ ...result, threads: null });
+    printResult({ ...result, threads: null });
     return;
   }
   const configPath = join(job.dir, 'config.json');
@@ -59,39 +58,27 @@ async function main(): Promise<void> {
     const domains: string[] = [];
     for await (const summary of client.iterateDomains({}, { perPage: 500 }))
       domains.push(summary.domain_normalized);
-    const started = performance.now();
-    const cpuStart = process.cpuUsage();
-    const stopThreads = sampleThreads();
-    let next = 0;
-    const lane = async (): Promise<void> => {
-      while (next < domains.length) {
-        const domain = domains[next++]!;
-        await client.getDomain(domain);
-      }
-    };
-    await Promise.all(Array.from({ length: job.concurrency }, lane));
-    const elapsedMs = performance.now() - started;
-    const cpuMs = cpuMsSince(cpuStart);
-    const threads = stopThreads();
+    const { elapsedMs, cpuMs, threads } = await measured(() =>
+      onLanes(domains, job.concurrency, (domain) => client.getDomain(domain)),
+    );
     await client.close();
-    print({ elapsedMs, cpuMs, threads, profiles: domains.length });
+    printResult({ elapsedMs, cpuMs, threads, profiles: domains.length });
     return;
   }
   const ctx = await openRunContext({ config, apiKey: job.apiKey });
   if (job.mode === 'sync-discard-profiles') ctx.openProfileWriter = openDiscardingWriter;
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  const stopThreads = sampleThreads();
-  const result = await syncPipeline(ctx, { full: job.mode !== 'sync-incremental' });
-  const elapsedMs = performance.now() - started;
-  const cpuMs = cpuMsSince(cpuStart);
-  const threads = stopThreads();
+  const {
+    value: result,
+    elapsedMs,
+    cpuMs,
+    threads,
+  } = await measured(() => syncPipeline(ctx, { full: job.mode !== 'sync-incremental' }));
   await ctx.close();
   if (result.status !== 'done' || result.failures.length > 0)
     throw new Error(
       `sync ended ${result.status}: ${JSON.stringify(result.error ?? result.failures.slice(0, 3))}`,
     );
-  print({
+  printResult({
     elapsedMs,
     cpuMs,
     threads,
@@ -122,18 +109,4 @@ async function openDiscardingWriter(mirror: Mirror): Promise<ProfileWriter> {
   };
 }
 
-/** CPU time (user + system, all threads of this process) since `start`, in ms. */
-function cpuMsSince(start: NodeJS.CpuUsage): number {
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
-function print(fields: Record<string, unknown>): void {
-  const maxRssMb = ownPeakRssMb();
-  process.stdout.write(`${JSON.stringify({ ...fields, maxRssMb })}\n`);
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runChildMain(main);

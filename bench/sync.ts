@@ -8,7 +8,8 @@
  *     and at 2 and 5 ms (on a smaller catalogue). Each point also runs a bare client loop (our
  *     own client, responses validated, nothing written), reported beside it: what the client
  *     alone costs. Before 2026-11-26 the client loop was the baseline of the targets; it costs
- *     more CPU per profile than the undici loop, so it flattered every ratio;
+ *     more CPU per profile than the undici loop, which flattered the CPU ratio and the CPU-bound
+ *     loopback one (at concurrency 32 with latency it was the faster of the two);
  * (a') CPU per profile of the sync process against the bare undici loop's, no latency (target ≤ 2.5×);
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
@@ -195,21 +196,29 @@ function flushDirtyPages(): void {
   spawnSync('sync', { stdio: 'ignore' });
 }
 
-/**
- * Runs one measured job in a child process: sync-child.ts with the CLI's Node options, or, for
- * `bare-undici`, bench/bare-undici-loop.ts on plain `node`, as a hand-written script would run.
- */
-function runChild(job: Record<string, unknown>): Promise<ChildOutput> {
+/** A child program of this benchmark and the Node options it runs with. */
+interface ChildProgram {
+  script: string;
+  nodeOptions: readonly string[];
+}
+
+/** bench/sync-child.ts, with the CLI's Node options, since it stands in for the CLI. */
+const SYNC_CHILD: ChildProgram = { script: 'sync-child.js', nodeOptions: CLI_NODE_OPTIONS };
+
+/** bench/bare-undici-loop.ts, on plain `node`, as a hand-written script would run. */
+const BARE_UNDICI_CHILD: ChildProgram = { script: 'bare-undici-loop.js', nodeOptions: [] };
+
+/** Runs one measured job in a child process of `program`. */
+function runChild(job: Record<string, unknown>, program: ChildProgram = SYNC_CHILD): Promise<ChildOutput> {
   flushDirtyPages();
   const cpuStart = process.cpuUsage();
-  const bare = job.mode === 'bare-undici';
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
       [
-        ...(bare ? [] : CLI_NODE_OPTIONS),
+        ...program.nodeOptions,
         ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter(Boolean) ?? []),
-        join(import.meta.dirname, bare ? 'bare-undici-loop.js' : 'sync-child.js'),
+        join(import.meta.dirname, program.script),
       ],
       {
         env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
@@ -254,7 +263,7 @@ async function measureAtLatency(
 ): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
   return withLatency(sim, latencyMs, async () => {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
-    const bareUndici = await runChild({ ...base, mode: 'bare-undici' });
+    const bareUndici = await runChild(base, BARE_UNDICI_CHILD);
     const bare = await runChild({
       ...base,
       mode: 'bare-loop',
