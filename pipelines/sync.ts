@@ -1,4 +1,4 @@
-import type { DomainFilters, DomainProfile, DomainServiceApi, DomainSummary } from '../src/api/index.js';
+import type { DomainFilters, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
@@ -144,7 +144,16 @@ class SyncRun {
   private readonly failures: ItemFailure[] = [];
   /** Domains already queued in this run, so drift re-passes never fetch a profile twice. */
   private readonly queued = new Set<string>();
-  private buffer: DomainProfile[] = [];
+  /**
+   * Fetched profiles not yet sent to the writer, as the response texts they arrived in: flat
+   * strings, which the scavenger copies cheaply, rather than a batch of object graphs that
+   * survived every young-generation collection until sent (docs/benchmarks.md "sync").
+   */
+  private buffer: string[] = [];
+  /** The domain of each buffered text, for a failure the writer reports by position. */
+  private bufferDomains: string[] = [];
+  /** The member of each buffered text that holds its profile (the client says which). */
+  private profileMember = 'data';
   /** Writes sent to the writer whose answers are not handled yet. */
   private readonly writes = new Set<Promise<void>>();
   private lastFlushMs: number;
@@ -364,8 +373,10 @@ class SyncRun {
     this.queue.add(async () => {
       if (this.stopError !== undefined || this.ctx.signal.aborted) return;
       try {
-        const profile = await this.api.getDomain(domain, { signal: this.ctx.signal });
-        this.buffer.push(profile);
+        const fetched = await this.api.getDomainWithText(domain, { signal: this.ctx.signal });
+        this.profileMember = fetched.member;
+        this.buffer.push(fetched.text);
+        this.bufferDomains.push(domain);
         this.stats.profilesFetched += 1;
         this.profilesTask.increment();
         this.flush(false);
@@ -390,16 +401,23 @@ class SyncRun {
     if (this.buffer.length === 0) return;
     if (!force && this.buffer.length < this.batchSize && now - this.lastFlushMs < 1000) return;
     const batch = this.buffer;
+    const domains = this.bufferDomains;
     this.buffer = [];
+    this.bufferDomains = [];
     this.lastFlushMs = now;
-    this.track(this.writer.writeProfiles(batch, isoFromMs(now)).then((result) => this.recordRefused(result)));
+    this.track(
+      this.writer
+        .writeProfileTexts({ texts: batch, member: this.profileMember, keys: domains }, isoFromMs(now))
+        .then((result) => this.recordRefused(result, domains)),
+    );
   }
 
   /** A profile the mirror refused (a bad timestamp, a missing key) is an item failure, by domain. */
-  private recordRefused(result: ProfileBatchResult): void {
+  private recordRefused(result: ProfileBatchResult, domains: readonly string[]): void {
     for (const failure of result.failures) {
       this.stats.profilesFetched -= 1;
-      this.recordFailure(failure.item, failure.code, failure.message);
+      const domain = failure.index === undefined ? failure.item : (domains[failure.index] ?? failure.item);
+      this.recordFailure(domain, failure.code, failure.message);
     }
   }
 

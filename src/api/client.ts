@@ -12,8 +12,8 @@ import type { PollOptions } from './poll.js';
 import { getAccount } from './resources/account.js';
 import { companyResolve, companySearch, companySearchPreview } from './resources/companies.js';
 import type { CompanyParams } from './resources/companies.js';
-import { getDomain, searchDomains } from './resources/domains.js';
-import type { GetDomainOptions, RequestOptions } from './resources/domains.js';
+import { getDomain, getDomainWithText, searchDomains } from './resources/domains.js';
+import type { DomainProfileText, GetDomainOptions, RequestOptions } from './resources/domains.js';
 import { getEnrichmentRun, startEnrichment, waitForEnrichmentRun } from './resources/enrichments.js';
 import type { StartEnrichmentParams, StartEnrichmentResult } from './resources/enrichments.js';
 import { createExport, downloadExport, getExport, waitForExport } from './resources/exports.js';
@@ -89,6 +89,10 @@ export class DomainServiceClient implements DomainServiceApi {
 
   getDomain(domain: string, options?: GetDomainOptions): Promise<DomainProfile> {
     return getDomain(this.#transport, domain, options);
+  }
+
+  getDomainWithText(domain: string, options?: GetDomainOptions): Promise<DomainProfileText> {
+    return getDomainWithText(this.#transport, domain, options);
   }
 
   startEnrichment(params: StartEnrichmentParams, options?: RequestOptions): Promise<StartEnrichmentResult> {

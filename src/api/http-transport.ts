@@ -364,7 +364,7 @@ export class HttpTransport implements ApiTransport {
       );
     }
     try {
-      return { status, body: JSON.parse(text) as unknown };
+      return { status, body: JSON.parse(text) as unknown, text };
     } catch (error) {
       // Usually a transport fault (a body cut short with a consistent Content-Length, or
       // garbled bytes), so it is retryable for safe requests.

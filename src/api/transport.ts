@@ -23,6 +23,8 @@ export interface JsonResponse {
   status: number;
   /** The parsed JSON body. */
   body: unknown;
+  /** The body's text as received, of which `body` is the parse. */
+  text: string;
 }
 
 /** A successful (2xx) streamed response. */

@@ -63,6 +63,23 @@ export interface DomainProfileInput {
   } | null;
 }
 
+/**
+ * Profiles as the JSON texts they arrived in, for the mirror writer thread to parse: each text is
+ * a JSON object whose `member` is a {@link DomainProfileInput} (the `data` of a `GET
+ * /domains/:domain` answer, as the client validated it). Flat strings cross to the thread as a
+ * copy of their bytes, and the thread parses one batch at a time; the parsed objects would be
+ * structured-cloned instead and, on the fetching thread, kept alive until their batch is sent.
+ */
+export interface ProfileTextsInput {
+  texts: readonly string[];
+  member: string;
+  /**
+   * The domain each text is expected to hold (`domain_normalized`), only to order the writes:
+   * written in key order, a batch walks each B-tree once. @default the order of `texts`
+   */
+  keys?: readonly string[] | undefined;
+}
+
 /** An enrichment run (docs/service-api.md "Enrichment run"), as polled from `GET /enrichment_runs/:id`. */
 export interface EnrichmentRunInput {
   id: IntegerInput;

@@ -9,6 +9,7 @@ import type {
 } from './profile-writer-protocol.js';
 import { upsertDomainSummaries } from './store/domains.js';
 import { upsertProfiles } from './store/profiles.js';
+import { compareKeys } from './store/values.js';
 import { updatePipelineRunStats } from './store/runs.js';
 
 /*
@@ -25,6 +26,76 @@ export function errorFields(error: unknown): WriterError {
   };
 }
 
+type ProfilesRequest = Extract<WriterWriteRequest, { kind: 'profiles' }>;
+type ProfileTextsRequest = Extract<WriterWriteRequest, { kind: 'profileTexts' }>;
+
+/**
+ * Profile texts parsed and written this many at a time. The parsed profiles of a chunk die
+ * young, where a whole batch parsed at once (or structured-cloned, as `profiles` requests are)
+ * stayed alive across the thread's young-generation collections until written: copying them
+ * from one semi-space to the other was most of those collections' cost (docs/benchmarks.md
+ * "sync"). Small enough for that, large enough to keep upsertProfiles' per-call work (the read
+ * of the stored hashes) small per profile.
+ */
+export const PROFILE_TEXT_CHUNK = 64;
+
+/**
+ * Writes a `profileTexts` request: in the order of its keys (a sorted batch walks each B-tree
+ * once), {@link PROFILE_TEXT_CHUNK} texts at a time, each chunk parsed, then written by
+ * upsertProfiles. A refused chunk wrote nothing (upsertProfiles checks every value first) and is
+ * written again one profile at a time, so every good profile lands and a bad one is reported by
+ * its domain. The texts were validated as they were received (the client parsed the same text),
+ * so one that is not a JSON object with the named member object is a caller's bug: it is that
+ * item's failure, by its position, and the rest are written. Any other error is thrown: a write
+ * stopped part-way, and the caller's transaction must roll back.
+ */
+function applyProfileTexts(m: Mirror, request: ProfileTextsRequest): WriterReply {
+  const { texts, keys, member, syncedAt } = request;
+  const order = texts.map((_, index) => index);
+  if (keys !== undefined) order.sort((a, b) => compareKeys(keys[a] ?? '', keys[b] ?? ''));
+  const failures: WriterFailure[] = [];
+  let written = 0;
+  for (let start = 0; start < order.length; start += PROFILE_TEXT_CHUNK) {
+    const chunk: unknown[] = [];
+    for (const index of order.slice(start, start + PROFILE_TEXT_CHUNK)) {
+      const profile = profileOfText(texts[index]!, member);
+      if (profile !== undefined) chunk.push(profile);
+      else
+        failures.push({
+          item: `texts[${index}]`,
+          index,
+          code: 'ERR_MIRROR_INPUT',
+          message: `profile text ${index} of the batch is not a JSON object with a "${member}" object`,
+        });
+    }
+    try {
+      written += upsertProfiles(m, chunk as DomainProfileInput[], { syncedAt }).profiles;
+    } catch (error) {
+      if (!leftNothingWritten(error)) throw error;
+      const alone = oneByOne(
+        chunk,
+        (profile) => upsertProfiles(m, [profile as DomainProfileInput], { syncedAt }).profiles,
+        leftNothingWritten,
+      );
+      written += alone.written;
+      failures.push(...alone.failures);
+    }
+  }
+  return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+}
+
+/** The `member` object of a JSON text, or undefined when the text is not such an object. */
+function profileOfText(text: string, member: string): object | undefined {
+  try {
+    const body = JSON.parse(text) as unknown;
+    const profile =
+      body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[member] : undefined;
+    return profile !== null && typeof profile === 'object' ? profile : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs one request on `m` (the caller decides about the transaction). */
 function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
   if (request.kind === 'summaries') {
@@ -37,6 +108,7 @@ function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
     updatePipelineRunStats(m, request.runId, request.stats);
     return { id: request.id, ok: true, kind: 'runStats' };
   }
+  if (request.kind === 'profileTexts') return applyProfileTexts(m, request);
   const result = upsertProfiles(m, request.profiles as readonly DomainProfileInput[], {
     syncedAt: request.syncedAt,
   });
@@ -61,33 +133,48 @@ function applyAlone(m: Mirror, request: WriterWriteRequest): WriterReply {
     // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
     // one by one, every good profile lands and the bad one is reported by its domain (a batch
     // of one is simply tried again and reported the same way).
-    return oneByOne(
+    return profilesReply(
       request,
-      (profile) => immediate(m, () => upsertProfile(m, profile, request)),
-      () => true,
+      oneByOne(
+        request.profiles,
+        (profile) => immediate(m, () => upsertProfile(m, profile, request)),
+        () => true,
+      ),
     );
   }
 }
-
-type ProfilesRequest = Extract<WriterWriteRequest, { kind: 'profiles' }>;
 
 /** upsertProfiles of one profile of `request`; the number of profiles written (1). */
 function upsertProfile(m: Mirror, profile: unknown, request: ProfilesRequest): number {
   return upsertProfiles(m, [profile as DomainProfileInput], { syncedAt: request.syncedAt }).profiles;
 }
 
+/** The reply to a profiles request written one profile at a time. */
+function profilesReply(
+  request: { id: number },
+  alone: { written: number; failures: WriterFailure[] },
+): WriterReply {
+  return {
+    id: request.id,
+    ok: true,
+    kind: 'profiles',
+    profilesWritten: alone.written,
+    failures: alone.failures,
+  };
+}
+
 /**
- * A profile batch written again one profile at a time by `write`: every good profile lands and a
- * refused one is reported by its domain. An error `isRefusal` does not accept is thrown.
+ * Profiles written one at a time by `write`: every good profile lands and a refused one is
+ * reported by its domain. An error `isRefusal` does not accept is thrown.
  */
 function oneByOne(
-  request: ProfilesRequest,
+  profiles: readonly unknown[],
   write: (profile: unknown) => number,
   isRefusal: (error: unknown) => boolean,
-): WriterReply {
+): { written: number; failures: WriterFailure[] } {
   const failures: WriterFailure[] = [];
   let written = 0;
-  for (const profile of request.profiles) {
+  for (const profile of profiles) {
     try {
       written += write(profile);
     } catch (itemError) {
@@ -95,7 +182,7 @@ function oneByOne(
       failures.push({ item: domainOf(profile), ...errorFields(itemError) });
     }
   }
-  return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+  return { written, failures };
 }
 
 function domainOf(profile: unknown): string {
@@ -140,7 +227,10 @@ export function applyInOpenTransaction(m: Mirror, group: readonly WriterWriteReq
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
       if (request.kind !== 'profiles') return { id: request.id, ok: false, error: errorFields(error) };
-      return oneByOne(request, (profile) => upsertProfile(m, profile, request), leftNothingWritten);
+      return profilesReply(
+        request,
+        oneByOne(request.profiles, (profile) => upsertProfile(m, profile, request), leftNothingWritten),
+      );
     }
   });
 }

@@ -17,6 +17,13 @@ export interface WriterWorkerData {
 export type WriterWrite =
   | { kind: 'summaries'; summaries: readonly unknown[]; listedAt: string }
   | { kind: 'profiles'; profiles: readonly unknown[]; syncedAt: string }
+  | {
+      kind: 'profileTexts';
+      texts: readonly string[];
+      member: string;
+      keys?: readonly string[] | undefined;
+      syncedAt: string;
+    }
   | { kind: 'runStats'; runId: number; stats: Record<string, unknown> };
 
 /** What the writer thread is asked: a write, or to commit what it applied so far. */
@@ -44,7 +51,10 @@ export interface WriterCommitFailed {
 
 /** An item the mirror refused, by domain. */
 export interface WriterFailure {
+  /** The domain; for a profile text that could not be read, `texts[i]`. */
   item: string;
+  /** For a profile text that could not be read: its position in the batch. */
+  index?: number;
   code: string;
   message: string;
 }

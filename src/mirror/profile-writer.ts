@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 import { siblingModule } from '../util/worker-module.js';
 import type { Mirror } from './database.js';
-import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
+import type { DomainProfileInput, DomainSummaryInput, ProfileTextsInput } from './inputs.js';
 import type {
   WriterCommand,
   WriterCommitFailed,
@@ -90,6 +90,12 @@ export interface ProfileWriter {
    */
   writeProfiles(profiles: readonly DomainProfileInput[], syncedAt: string): Promise<ProfileBatchResult>;
   /**
+   * {@link writeProfiles} of profiles given as the JSON texts they arrived in, parsed by the
+   * writer thread. A text that is not a JSON object with the named member object is reported as
+   * a failure by its position (`texts[3]`), a refused profile by its domain.
+   */
+  writeProfileTexts(batch: ProfileTextsInput, syncedAt: string): Promise<ProfileBatchResult>;
+  /**
    * Saves a run's progress stats (updatePipelineRunStats in the worker), in order with the writes
    * before it. The caller's thread never waits for the mirror's write lock this way: written on
    * the fetching thread, the update waited for the writer's transaction to commit (up to 180 ms
@@ -138,6 +144,8 @@ function inlineWriter(mirror: Mirror): ProfileWriter {
       summariesResult(run({ kind: 'summaries', summaries, listedAt })),
     writeProfiles: async (profiles, syncedAt) =>
       profilesResult(run({ kind: 'profiles', profiles, syncedAt })),
+    writeProfileTexts: async ({ texts, member, keys }, syncedAt) =>
+      profilesResult(run({ kind: 'profileTexts', texts, member, keys, syncedAt })),
     writeRunStats: async (runId, stats) => runStatsResult(run({ kind: 'runStats', runId, stats })),
     pending: 0,
     waitForRoom: () => Promise.resolve(),
@@ -293,6 +301,8 @@ export async function openProfileWriter(
       summariesResult(await send({ kind: 'summaries', summaries, listedAt })),
     writeProfiles: async (profiles, syncedAt) =>
       profilesResult(await send({ kind: 'profiles', profiles, syncedAt })),
+    writeProfileTexts: async ({ texts, member, keys }, syncedAt) =>
+      profilesResult(await send({ kind: 'profileTexts', texts, member, keys, syncedAt })),
     writeRunStats: async (runId, stats) => runStatsResult(await send({ kind: 'runStats', runId, stats })),
     get pending() {
       return waiters.size;

@@ -4,7 +4,7 @@ import type { DomainFilters } from '../filters.js';
 import type { ApiTransport } from '../transport.js';
 import { buildQuery, pathSegment } from '../urls.js';
 import { DomainProfileResponseSchema, DomainSearchResponseSchema } from '../wire.js';
-import { getData } from './requests.js';
+import { getData, getDataWithText } from './requests.js';
 import type { DomainProfile, DomainSearchPage, ProfileSection } from '../wire.js';
 
 /** Options of a single request. */
@@ -47,9 +47,38 @@ export async function getDomain(
   domain: string,
   options: GetDomainOptions = {},
 ): Promise<DomainProfile> {
+  return getData(transport, domainUrl(transport, domain, options), DomainProfileResponseSchema, options);
+}
+
+/**
+ * A profile as {@link getDomain} returns it, with the response body's text as received: the
+ * profile is its `data` member (docs/service-api.md "Responses"), validated exactly as
+ * {@link getDomain} validates it. For a caller that hands profiles on as text (the sync's mirror
+ * writer thread parses them again) rather than keeping the parsed objects.
+ */
+export async function getDomainWithText(
+  transport: ApiTransport,
+  domain: string,
+  options: GetDomainOptions = {},
+): Promise<DomainProfileText> {
+  const url = domainUrl(transport, domain, options);
+  const { data, text } = await getDataWithText(transport, url, DomainProfileResponseSchema, options);
+  return { profile: data, text, member: 'data' };
+}
+
+/** A profile with the text it was parsed from; see {@link getDomainWithText}. */
+export interface DomainProfileText {
+  /** The validated profile. */
+  profile: DomainProfile;
+  /** The response body as received: a JSON object whose {@link member} is {@link profile}. */
+  text: string;
+  /** The member of the body's top-level object that holds the profile. */
+  member: 'data';
+}
+
+function domainUrl(transport: ApiTransport, domain: string, options: GetDomainOptions) {
   if (typeof domain !== 'string' || domain.trim() === '')
     throw new InvalidArgumentError('domain must be a non-empty string');
   const query = options.include ? buildQuery([['include[]', options.include]]) : '';
-  const url = transport.url(`/domains/${pathSegment(domain)}`, query);
-  return getData(transport, url, DomainProfileResponseSchema, options);
+  return transport.url(`/domains/${pathSegment(domain)}`, query);
 }

@@ -193,6 +193,19 @@ describe('errors', () => {
     expect(s.control.faultStats().injected.malformed).toBe(3);
   });
 
+  it('getDomainWithText retries a malformed profile body, then gives ProtocolError like getDomain', async () => {
+    const s = await sim();
+    const [domain] = s.control.truth.listDomains();
+    s.control.setFaults([{ path: '/domains/', kind: 'malformed', times: 1 }]);
+    const recovered = await client(s).getDomainWithText(domain!);
+    expect(recovered.profile.domain_normalized).toBe(domain);
+    expect(s.control.faultStats().injected.malformed).toBe(1);
+    s.control.setFaults([{ path: '/domains/', kind: 'malformed' }]);
+    const error = await failure(client(s, { maxRetries: 1 }).getDomainWithText(domain!));
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).failure).toBe('json');
+  });
+
   it('gives ProtocolError for a truncated body after the GET retries are exhausted', async () => {
     const s = await sim();
     s.control.setFaults([{ path: '/domains', kind: 'truncate' }]);
@@ -311,6 +324,18 @@ describe('tolerance (quirks)', () => {
     expect(profiles.some((p) => p.x_sim_revision !== undefined)).toBe(true);
     expect(profiles.some((p) => p.licenses?.some((l) => !['active'].includes(String(l.status))))).toBe(true);
     expect(profiles.some((p) => p.payment_methods?.some((m) => m.confidence !== 'high'))).toBe(true);
+    // The same profiles with the text they arrived in: the text's `data` is the validated profile.
+    for (const domain of [unicode!, ...listed.slice(0, 20)]) {
+      const withText = await c.getDomainWithText(domain);
+      expect(withText.member).toBe('data');
+      // The same profile as getDomain gave (its freshness age counts on between the two requests).
+      const { meta: _now, ...rest } = withText.profile;
+      const { meta: _then, ...before } = profiles[listed.indexOf(domain)]!;
+      expect(rest).toEqual(before);
+      expect((JSON.parse(withText.text) as Record<string, unknown>)[withText.member]).toEqual(
+        withText.profile,
+      );
+    }
     const only = await c.getDomain(unicode!, { include: ['licenses'] });
     expect(only.domain_normalized).toBe(unicode);
     expect(only.payment_methods).toBeUndefined();

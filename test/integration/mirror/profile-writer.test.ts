@@ -15,15 +15,19 @@ import { tempMirror } from './helpers.js';
 const T1 = '2025-04-01T00:00:00.000Z';
 const T2 = '2025-04-02T00:00:00.000Z';
 
-/** Every row of the tables a sync writes, in a stable order, for comparing two mirrors. */
-async function contents(mirror: Mirror): Promise<Record<string, unknown[]>> {
+/**
+ * Every row of the tables a sync writes, in a stable order, for comparing two mirrors; without
+ * `change_seq` when `withChangeSeq` is false (a writer that took more transactions' worth of
+ * sequence numbers for the same rows).
+ */
+async function contents(mirror: Mirror, withChangeSeq = true): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const table of ['domains', 'licenses', 'payment_methods', 'domain_sections', 'change_log'] as const) {
     const rows = await mirror.db.selectFrom(table).selectAll().execute();
     out[table] = rows
       .map((r) => {
-        const { id: _id, ...rest } = r as Record<string, unknown>;
-        return rest;
+        const { id: _id, change_seq: changeSeq, ...rest } = r as Record<string, unknown>;
+        return withChangeSeq && changeSeq !== undefined ? { ...rest, change_seq: changeSeq } : rest;
       })
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
   }
@@ -93,6 +97,64 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
       (r) => r.domain_normalized,
     );
     expect(names.sort()).toEqual(['good1.example', 'good2.example']);
+  });
+
+  it('profiles given as the texts they arrived in are written as the parsed profiles would be', async () => {
+    const threaded = await tempMirror();
+    const inline = await tempMirror();
+    const batch = [
+      profile('t1.example'),
+      profile('bad.example', { last_enriched_at: 'not a time' }),
+      profile('t2.example', { payment_methods: [paymentMethod({ normalized_name: 'crypto' })] }),
+      profile('ünïcode.example'),
+    ];
+    const texts = [
+      ...batch.map((p) => JSON.stringify({ data: p, meta: { unknown: true } })),
+      'not json at all',
+      JSON.stringify({ data: null }),
+      JSON.stringify({ other: batch[0] }),
+    ];
+    const writer = await openProfileWriter(threaded);
+    const result = await writer.writeProfileTexts({ texts, member: 'data' }, T1);
+    // The same through the calling thread's writer (an in-memory mirror's path).
+    const onCaller = await openProfileWriter(inline, { inline: true });
+    const inlineResult = await onCaller.writeProfileTexts({ texts, member: 'data' }, T1);
+    await writer.close();
+    await onCaller.close();
+
+    expect(result.profilesWritten).toBe(3);
+    expect(result.failures).toEqual([
+      {
+        item: 'texts[4]',
+        index: 4,
+        code: 'ERR_MIRROR_INPUT',
+        message: expect.stringContaining('"data" object'),
+      },
+      {
+        item: 'texts[5]',
+        index: 5,
+        code: 'ERR_MIRROR_INPUT',
+        message: expect.stringContaining('"data" object'),
+      },
+      {
+        item: 'texts[6]',
+        index: 6,
+        code: 'ERR_MIRROR_INPUT',
+        message: expect.stringContaining('"data" object'),
+      },
+      expect.objectContaining({ item: 'bad.example', code: 'ERR_MIRROR_INPUT' }),
+    ]);
+    expect(inlineResult).toEqual(result);
+    const reference = await tempMirror();
+    upsertProfiles(reference, [batch[0]!, batch[2]!, batch[3]!], { syncedAt: T1 });
+    // Each chunk of texts is its own upsertProfiles call, and a refused one is written again
+    // profile by profile: the same rows, with more change sequence numbers taken.
+    const expected = await contents(reference, false);
+    expect(
+      expected.domains!.map((d) => (d as { domain_normalized: string }).domain_normalized).sort(),
+    ).toEqual(['t1.example', 't2.example', 'ünïcode.example']);
+    expect(await contents(threaded, false)).toEqual(expected);
+    expect(await contents(inline, false)).toEqual(expected);
   });
 
   it('requests sent together share a transaction, and one refused request does not sink the others', async () => {
