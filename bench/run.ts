@@ -72,6 +72,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
       clientRatio: number;
       full: Rate;
       bareUndici: Rate;
+      /** The undici loop's two runs, before and after (results since 2026-11-27). */
+      bareUndiciRuns?: [number, number];
       bareLoop: Rate;
     };
     const pointName = (r: { concurrency: number }, p: Point): string =>
@@ -267,7 +269,47 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               .map(({ where, kinder }) => `${kinder ? 'kinder' : 'harsher'} ${where}`)
               .join(', ') +
             '. ' +
-            'In the before/after table at the end of this page, the older sync ratios were against the client loop.',
+            'In the before/after table at the end of this page, the older sync ratios were against the client loop. ' +
+            'At each point the undici loop runs twice, before the client loop and the sync and again after them, ' +
+            'and the ratios are against the mean of the two, so that the machine getting faster or slower during ' +
+            'a point (it is shared) weighs on both sides alike; in this run they made ' +
+            [
+              ...(r.bareUndiciRuns ? [{ name: 'on loopback', runs: r.bareUndiciRuns }] : []),
+              ...[r.remote, r.remoteHigh, ...r.sweep]
+                .filter((p) => p.bareUndiciRuns !== undefined)
+                .map((p) => ({
+                  name: `at ${p.latencyMs} ms and concurrency ${'concurrency' in p ? (p as { concurrency: number }).concurrency : r.concurrency}`,
+                  runs: p.bareUndiciRuns!,
+                })),
+            ]
+              .map(({ name, runs }) => `${runs[0]} and ${runs[1]} profiles/s ${name}`)
+              .join(', ') +
+            ' (before, after).' +
+            ((): string => {
+              // How far apart the two runs of a target's baseline were: the ratio is no surer than that.
+              const spreads = [
+                { name: 'on loopback', runs: r.bareUndiciRuns },
+                {
+                  name: `at concurrency ${r.concurrency}, ${r.remote.latencyMs} ms`,
+                  runs: r.remote.bareUndiciRuns,
+                },
+                {
+                  name: `at concurrency ${r.remoteHigh.concurrency}, ${r.remoteHigh.latencyMs} ms`,
+                  runs: r.remoteHigh.bareUndiciRuns,
+                },
+              ]
+                .filter((x): x is { name: string; runs: [number, number] } => x.runs !== undefined)
+                .map(({ name, runs }) => ({
+                  name,
+                  pct: Math.round((Math.abs(runs[0] - runs[1]) / Math.min(...runs)) * 100),
+                }))
+                .filter(({ pct }) => pct > 10);
+              return spreads.length === 0
+                ? ''
+                : " The two runs of a target's baseline differed by " +
+                    spreads.map(({ name, pct }) => `${pct} % ${name}`).join(', ') +
+                    ": that target's ratio is no surer than that.";
+            })(),
           `Target (a) is judged with the service ${r.remote.latencyMs} ms away: the simulator delays every ` +
             'request by a timer, for the bare undici loop and the sync alike. The service is remote, so each ' +
             "request waits for a round trip and the service's own work, which do not use this machine's CPU; " +
@@ -360,7 +402,21 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             'indexes not keyed by domain (company, operator, timestamps; in a sync into a mirror that has domains, ' +
             'also jurisdictions and categories). Committed ' +
             'after every listing page and every 1,000 profiles, as before, the same store functions cost ' +
-            `${floor.writerAlonePerBatchUsPerProfile} µs per profile in this run.`,
+            `${floor.writerAlonePerBatchUsPerProfile} µs per profile in this run.` +
+            ((): string => {
+              const slower = [
+                ...(floor.writerAloneUsPerProfile > floor.writerAlone4KiBUsPerProfile ? ['8 KiB pages'] : []),
+                ...(floor.writerAloneUsPerProfile > floor.writerAlonePerBatchUsPerProfile
+                  ? [`the commit every ${WRITER_COMMIT_EVERY_PROFILES.toLocaleString('en-US')} profiles`]
+                  : []),
+              ];
+              return slower.length === 0
+                ? ''
+                : ` In this run ${slower.join(' and ')} measured slower in this single-threaded job than what ` +
+                    `${slower.length > 1 ? 'they' : 'it'} replaced. ${slower.length > 1 ? 'Both were' : 'It was'} ` +
+                    'chosen from measurements on 2026-11-25 (the list of what helped, below) and not decided again ' +
+                    'since: measure again, in the writer thread with fetching beside it, before relying on it.';
+            })(),
         );
         const without = r.withoutProfileWrites;
         const withoutThreads = without.loopback.threadsUsPerProfile;
@@ -550,36 +606,38 @@ function uploadFigures(u: {
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    'measured 2026-11-25T15:58Z with the licence, payment-method and change_log indexes set aside during the load, 3,572 profiles/s while profiled',
+    'measured 2026-11-26T23:45Z on 2 Intel Xeon cores, with the licence, payment-method and change_log indexes set aside during the load and the profiles handed to the writer as their response texts',
   table: [
-    ['main', 'HTTP (undici, sockets)', '70'],
-    ['main', 'garbage collection', '28'],
-    ['main', 'SQLite: building the indexes set aside, at the end', '20'],
-    ['main', 'reading and parsing response bodies', '17'],
-    ['main', 'task queues (p-queue, src/runtime/queue.ts)', '12'],
-    ['main', 'other (program, V8, Node internals)', '11'],
-    ['main', 'response validation (zod)', '11'],
-    ['main', 'start-up (module loading)', '10'],
-    ['main', 'handing batches to the writer thread', '9'],
-    ['main', 'promises, events, abort signals, timers', '7'],
-    ['main', 'listing: classifying pages (mirror reads), run bookkeeping', '4'],
-    ['writer', 'SQLite: domain and section upserts', '46'],
-    ['writer', 'SQLite: licence and payment-method upserts', '32'],
-    ['writer', 'garbage collection', '30'],
-    ['writer', 'SQLite: BEGIN/COMMIT and checkpoints (includes waiting for fsync)', '20'],
-    ['writer', 'message passing, program, other', '18'],
-    ['writer', 'SQLite: change_log inserts', '18'],
-    ['writer', 'validation and conversion', '16'],
-    ['writer', 'JSON of raw profile and sections, SHA-1', '14'],
-    ['writer', 'SQLite: listing rows', '12'],
-    ['writer', 'start-up (module loading)', '4'],
-    ['writer', 'SQLite: reading stored state', '3'],
+    ['main', 'HTTP (undici, sockets)', '76'],
+    ['main', 'garbage collection', '54'],
+    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '24'],
+    ['main', 'other (program, V8, Node internals)', '22'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '21'],
+    ['main', 'promises, events, abort signals, timers', '19'],
+    ['main', 'task queues (p-queue, src/runtime/queue.ts)', '16'],
+    ['main', 'start-up (module loading)', '13'],
+    ['main', 'response validation (zod, with its timestamp pattern)', '12'],
+    ['main', 'listing: classifying pages, run bookkeeping', '8'],
+    ['main', 'handing batches to the writer thread', '2'],
+    ['writer', 'SQLite: licence and payment-method upserts with their change_log rows', '87'],
+    ['writer', 'SQLite: domain and section upserts', '66'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '30'],
+    ['writer', 'validation, timestamps, JSON of the sections', '20'],
+    ['writer', 'SQLite: listing rows', '18'],
+    ['writer', 'parsing the profile texts', '16'],
+    ['writer', 'program, message passing, other', '12'],
+    ['writer', 'garbage collection', '9'],
+    ['writer', 'start-up (module loading)', '7'],
+    ['writer', 'SHA-1 of each profile', '6'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
     'thread waiting for a core is sampled too, and "HTTP" includes the socket writes, whose system calls on ' +
-    'loopback also deliver each request into the simulator (the bare loop spent 15 µs per profile there in an ' +
-    'ad hoc profile the same day). The writer thread was idle 65 µs per profile, and most of its busy time ' +
+    'loopback also deliver each request into the simulator (profiled the same way with the service 10 ms ' +
+    'away on 2026-11-26, the socket writes took 166 µs of wall time per profile in the bare undici loop ' +
+    'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
+    'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
+    'functions that run them. The writer thread was idle 80 µs per profile, and most of its busy time ' +
     'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections, a ' +
     'change_log row per licence and payment method) is a B-tree insert into its table, and the domain row one ' +
     "into each of the domain indexes (the other tables' indexes are built at the end). " +
@@ -590,28 +648,40 @@ const SYNC_PROFILE = {
     'discarded: 193 → 175 µs per profile); 8 KiB pages and the writer committing every 4,000 profiles (the ' +
     'rows above); the licence, payment-method and change_log indexes set aside in a first sync and built at ' +
     'its end (2026-11-25, this benchmark: CPU per profile 426 → 353 µs, writer thread 233 → 160 µs, loopback ' +
-    '3,180 → 4,014 profiles/s). Runs of the same code on different days measured 10–25 % apart in absolute terms (this ' +
+    '3,180 → 4,014 profiles/s); each profile kept on the main thread as the response text it arrived in and ' +
+    'handed to the writer so, the writer parsing and writing 64 at a time (2026-11-26, alternating ad hoc ' +
+    'runs of 40,000 domains against the code before: loopback 2,669–2,836 against 2,424–2,629 profiles/s, CPU ' +
+    'per profile 502–539 against 563–600 µs, peak RSS 243–253 against 263–269 MB; concurrency 32 at 10 ms ' +
+    '1,945–1,965 against 1,802–1,872 profiles/s; concurrency 8 at 10 ms, 30,000 domains, 594–634 against ' +
+    '583–610). Runs of the same code on different days measured 10–25 % apart in absolute terms (this ' +
     'machine is shared); the table at the top is the latest.',
 };
 
 /**
- * Garbage collection in a sync, and two experiments on it that were not kept (ad hoc, measured
- * 2026-11-26 on this benchmark's machine with bench/sync-child.ts and bench/bare-undici-loop.ts).
+ * Garbage collection in a sync, and the experiments on it (ad hoc, measured 2026-11-26 on this
+ * benchmark's machine with bench/sync-child.ts and bench/bare-undici-loop.ts).
  */
 const SYNC_GC_NOTE =
   'Garbage collection is a large cost that the bare loop barely has. Under `--trace-gc` (2026-11-26, ' +
-  'full sync of 20,000 domains, loopback, concurrency 8, 8.5 s), the main thread ran 143 scavenges ' +
-  '(791 ms of pauses) and 15 mark-compacts (124 ms), the writer thread 77 scavenges (581 ms) and 17 ' +
-  'mark-compacts (64 ms); the bare undici loop fetching the same profiles ran 20 scavenges (184 ms) and 4 ' +
-  "mark-compacts (20 ms). The sync's scavenges are slow because much of what they find is still alive: on " +
-  'the main thread each freed 3–5 MB of its 8 MB semi-space and copied the rest; on the writer ' +
-  "thread a batch's 1,000 profiles arrive together and stay alive until the batch is written. Two " +
-  'experiments, each in alternating runs of a full sync of 100,000 domains on loopback, were not kept: ' +
-  "handing the writer each profile's JSON text as soon as it was fetched, instead of the objects of a " +
-  'batch, measured 680 and 621 µs of CPU per profile against 691 and 642 µs, within the run-to-run ' +
-  'spread; a 16 MB young generation (`--max-semi-space-size=16`) measured 517 and 605 µs against 620 ' +
-  'and 607 µs, with a peak RSS of 310–320 MB against 272–276 MB, over the 300 MB target. A writer that ' +
-  'decodes and writes one profile at a time (sorted on the main thread) is the change these figures point to.';
+  'full sync of 20,000 domains, loopback, concurrency 8), the main thread ran 146 scavenges (685 ms of ' +
+  'pauses) and 15 mark-compacts (100 ms), the writer thread 64 scavenges (103 ms) and 6 mark-compacts ' +
+  '(23 ms); the bare undici loop fetching the same profiles ran 20 scavenges (184 ms) and 4 mark-compacts ' +
+  '(20 ms). Before the writer took the profiles as text (above), its thread ran 77 scavenges (581 ms) ' +
+  "and 17 mark-compacts (64 ms): a batch's 1,000 profiles, structured-cloned as objects, stayed alive " +
+  "until the batch was written, and each scavenge copied them. The main thread's scavenges are slow " +
+  'because much of what they find is still alive: under `--trace-gc-nvp` (a second run) the 141 scavenges of the main ' +
+  'thread found on average 5.2 MB allocated since the one before and 3.0 MB of it still alive (copied or ' +
+  "promoted), 4.8 ms each; the writer thread's found 6.3 MB and 1.8 MB, 2.0 ms each. The main thread allocates about 42 KB per profile (the sum of the allocations " +
+  'between collections that `--trace-gc-nvp` reports, over the run), the bare undici loop about 18 KB; ' +
+  "in a loop outside the sync, zod's validation of a profile allocated 6.3 KB and JSON.parse of its " +
+  'text 2.9 KB. What keeps so much alive from one scavenge to the next is not established: the batch ' +
+  'waiting for the writer is not it (1,000, 250 and 100 profiles per batch measured the same, within ' +
+  'noise, in alternating runs of 40,000 domains on loopback). Two experiments were not kept: a 16 MB ' +
+  'young generation (`--max-semi-space-size=16`; 12 MB alike) cut the CPU per profile in some runs, ' +
+  'but peak RSS went to 286–290 MB at 100,000 domains, against 254–258 MB, too near the 300 MB target ' +
+  "for run-to-run spread; and, before the change above, handing the writer each profile's JSON text as " +
+  'soon as it was fetched while the writer still parsed a whole batch at once measured within the ' +
+  'run-to-run spread.';
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
   if (!existsSync(join(import.meta.dirname, `${file}.js`))) return undefined;

@@ -9,7 +9,9 @@
  *     own client, responses validated, nothing written), reported beside it: what the client
  *     alone costs. Before 2026-11-26 the client loop was the baseline of the targets; it costs
  *     more CPU per profile than the undici loop, which flattered the CPU ratio and the CPU-bound
- *     loopback one (at concurrency 32 with latency it was the faster of the two);
+ *     loopback one (at concurrency 32 with latency it was the faster of the two). The undici loop
+ *     runs before and after the others at each point, and the ratios are against the mean of its
+ *     two runs (since 2026-11-27);
  * (a') CPU per profile of the sync process against the bare undici loop's, no latency (target ≤ 2.5×);
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
@@ -69,8 +71,14 @@ export interface LatencyPoint {
   latencyMs: number;
   domains: number;
   full: RateFigures;
-  /** The bare undici loop: the baseline of the targets. */
+  /**
+   * The bare undici loop, the baseline of the targets: the mean of a run before the bare client
+   * loop and the sync and one after them, so that the machine's speed drifting during the point
+   * (these machines are shared) weighs on both sides alike.
+   */
   bareUndici: RateFigures;
+  /** Profiles per second of the bare undici loop's two runs, before and after. */
+  bareUndiciRuns: [number, number];
   /** The bare client loop. */
   bareLoop: RateFigures;
   /** full / bare undici loop profiles per second: the target figure. */
@@ -104,6 +112,8 @@ export interface SyncBenchResult {
   full: RateFigures;
   /** The bare undici loop with no latency: the baseline of the loopback and CPU targets. */
   bareUndici: RateFigures;
+  /** Profiles per second of its two runs, before and after (see {@link LatencyPoint.bareUndici}). */
+  bareUndiciRuns: [number, number];
   /** The bare client loop with no latency. */
   bareLoop: RateFigures;
   /** Cores of this machine: the simulator and the measured process share them. */
@@ -263,7 +273,7 @@ async function measureAtLatency(
 ): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
   return withLatency(sim, latencyMs, async () => {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
-    const bareUndici = await runChild(base, BARE_UNDICI_CHILD);
+    const undiciBefore = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
     const bare = await runChild({
       ...base,
       mode: 'bare-loop',
@@ -271,14 +281,17 @@ async function measureAtLatency(
     });
     const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
     const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
+    const undiciAfter = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
+    const bareUndici = meanFigures(undiciBefore, undiciAfter);
     return {
       point: {
         latencyMs,
         domains,
         full: rateFigures(full),
-        bareUndici: rateFigures(bareUndici),
+        bareUndici,
+        bareUndiciRuns: [undiciBefore.profilesPerSecond, undiciAfter.profilesPerSecond],
         bareLoop: rateFigures(bare),
-        ratio: round(rateOf(full) / rateOf(bareUndici), 3),
+        ratio: round(rateOf(full) / bareUndici.profilesPerSecond, 3),
         clientRatio: round(rateOf(full) / rateOf(bare), 3),
       },
       syncDir,
@@ -305,6 +318,27 @@ function rateFigures(job: ChildOutput): RateFigures {
       busiestOther: Math.round((job.threads.busiestOtherMs * 1000) / job.profiles),
       rest: Math.round((job.threads.restMs * 1000) / job.profiles),
     },
+  };
+}
+
+/** Two runs of the same job as one: mean rate and CPU, the higher peak RSS. */
+function meanFigures(a: RateFigures, b: RateFigures): RateFigures {
+  const mean = (x: number, y: number): number => Math.round((x + y) / 2);
+  return {
+    profiles: a.profiles,
+    seconds: round((a.seconds + b.seconds) / 2, 1),
+    profilesPerSecond: mean(a.profilesPerSecond, b.profilesPerSecond),
+    peakRssMb: Math.max(a.peakRssMb, b.peakRssMb),
+    cpuUsPerProfile: mean(a.cpuUsPerProfile, b.cpuUsPerProfile),
+    simulatorCpuUsPerProfile: mean(a.simulatorCpuUsPerProfile, b.simulatorCpuUsPerProfile),
+    threadsUsPerProfile:
+      a.threadsUsPerProfile && b.threadsUsPerProfile
+        ? {
+            main: mean(a.threadsUsPerProfile.main, b.threadsUsPerProfile.main),
+            busiestOther: mean(a.threadsUsPerProfile.busiestOther, b.threadsUsPerProfile.busiestOther),
+            rest: mean(a.threadsUsPerProfile.rest, b.threadsUsPerProfile.rest),
+          }
+        : null,
   };
 }
 
@@ -396,6 +430,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       concurrency,
       full: loopback.full,
       bareUndici: loopback.bareUndici,
+      bareUndiciRuns: loopback.bareUndiciRuns,
       bareLoop: loopback.bareLoop,
       cores: availableParallelism(),
       loopbackRatio: loopback.ratio,

@@ -20,10 +20,11 @@ export type { WriterFailure } from './profile-writer-protocol.js';
  * The sync's mirror writes on a second thread. Writing a profile (its domain row, licences,
  * payment methods, sections, their indexes and change_log rows) costs more CPU than fetching it,
  * so on the main thread the mirror was the bottleneck of a full sync (docs/benchmarks.md). Here
- * the main thread fetches and parses; a worker thread with its own connection to the same file
- * runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the order the
- * writes were asked for, in one open transaction that it commits every few thousand profiles
- * (profile-writer-worker.ts says why and when).
+ * the main thread fetches and validates, and may hand profiles on as the texts they arrived in
+ * (writeProfileTexts), which the worker parses; a worker thread with its own connection to the
+ * same file runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the
+ * order the writes were asked for, in one open transaction that it commits every few thousand
+ * profiles (profile-writer-worker.ts says why and when).
  *
  * Callers must {@link ProfileWriter.drain} before anything that reads what was written (the
  * watermark is advanced only after a drain) and respect {@link ProfileWriter.waitForRoom}, which
