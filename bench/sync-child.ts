@@ -98,7 +98,6 @@ async function openDiscardingWriter(mirror: Mirror): Promise<ProfileWriter> {
   const writer = await openProfileWriter(mirror);
   return {
     writeSummaries: (summaries, listedAt) => writer.writeSummaries(summaries, listedAt),
-    writeProfiles: async (profiles) => ({ profilesWritten: profiles.length, failures: [] }),
     writeProfileTexts: async ({ texts }) => ({ profilesWritten: texts.length, failures: [] }),
     writeRunStats: (runId, stats) => writer.writeRunStats(runId, stats),
     get pending() {

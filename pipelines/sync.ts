@@ -150,7 +150,7 @@ class SyncRun {
    * survived every young-generation collection until sent (docs/benchmarks.md "sync").
    */
   private buffer: string[] = [];
-  /** The domain of each buffered text, for a failure the writer reports by position. */
+  /** The domain of each buffered text: the writer's sort keys, and how it names a failure. */
   private bufferDomains: string[] = [];
   /** The member of each buffered text that holds its profile (the client says which). */
   private profileMember = 'data';
@@ -408,16 +408,15 @@ class SyncRun {
     this.track(
       this.writer
         .writeProfileTexts({ texts: batch, member: this.profileMember, keys: domains }, isoFromMs(now))
-        .then((result) => this.recordRefused(result, domains)),
+        .then((result) => this.recordRefused(result)),
     );
   }
 
   /** A profile the mirror refused (a bad timestamp, a missing key) is an item failure, by domain. */
-  private recordRefused(result: ProfileBatchResult, domains: readonly string[]): void {
+  private recordRefused(result: ProfileBatchResult): void {
     for (const failure of result.failures) {
       this.stats.profilesFetched -= 1;
-      const domain = failure.index === undefined ? failure.item : (domains[failure.index] ?? failure.item);
-      this.recordFailure(domain, failure.code, failure.message);
+      this.recordFailure(failure.item, failure.code, failure.message);
     }
   }
 

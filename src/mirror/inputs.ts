@@ -67,8 +67,8 @@ export interface DomainProfileInput {
  * Profiles as the JSON texts they arrived in, for the mirror writer thread to parse: each text is
  * a JSON object whose `member` is a {@link DomainProfileInput} (the `data` of a `GET
  * /domains/:domain` answer, as the client validated it). Flat strings cross to the thread as a
- * copy of their bytes, and the thread parses one batch at a time; the parsed objects would be
- * structured-cloned instead and, on the fetching thread, kept alive until their batch is sent.
+ * copy of their bytes, and the thread parses a few at a time as it writes them; parsed objects
+ * would be structured-cloned instead and, on the fetching thread, kept alive until sent.
  */
 export interface ProfileTextsInput {
   texts: readonly string[];

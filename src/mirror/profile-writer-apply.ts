@@ -26,16 +26,13 @@ export function errorFields(error: unknown): WriterError {
   };
 }
 
-type ProfilesRequest = Extract<WriterWriteRequest, { kind: 'profiles' }>;
 type ProfileTextsRequest = Extract<WriterWriteRequest, { kind: 'profileTexts' }>;
 
 /**
- * Profile texts parsed and written this many at a time. The parsed profiles of a chunk die
- * young, where a whole batch parsed at once (or structured-cloned, as `profiles` requests are)
- * stayed alive across the thread's young-generation collections until written: copying them
- * from one semi-space to the other was most of those collections' cost (docs/benchmarks.md
- * "sync"). Small enough for that, large enough to keep upsertProfiles' per-call work (the read
- * of the stored hashes) small per profile.
+ * Profile texts parsed and written this many at a time, so that the parsed profiles of a chunk
+ * die young: a whole batch parsed at once (or structured-cloned as objects, as before) stayed
+ * alive across the thread's young-generation collections until written, and each of them copied
+ * it (docs/benchmarks.md "sync", the garbage-collection note). 64 was not tuned.
  */
 export const PROFILE_TEXT_CHUNK = 64;
 
@@ -46,13 +43,15 @@ export const PROFILE_TEXT_CHUNK = 64;
  * written again one profile at a time, so every good profile lands and a bad one is reported by
  * its domain. The texts were validated as they were received (the client parsed the same text),
  * so one that is not a JSON object with the named member object is a caller's bug: it is that
- * item's failure, by its position, and the rest are written. Any other error is thrown: a write
- * stopped part-way, and the caller's transaction must roll back.
+ * item's failure, reported by its key (`texts[i]` without keys), and the rest are written. Any
+ * other error is thrown: a write stopped part-way, and the caller's transaction must roll back.
  */
 function applyProfileTexts(m: Mirror, request: ProfileTextsRequest): WriterReply {
   const { texts, keys, member, syncedAt } = request;
   const order = texts.map((_, index) => index);
   if (keys !== undefined) order.sort((a, b) => compareKeys(keys[a] ?? '', keys[b] ?? ''));
+  const write = (profiles: readonly unknown[]): number =>
+    upsertProfiles(m, profiles as DomainProfileInput[], { syncedAt }).profiles;
   const failures: WriterFailure[] = [];
   let written = 0;
   for (let start = 0; start < order.length; start += PROFILE_TEXT_CHUNK) {
@@ -62,23 +61,23 @@ function applyProfileTexts(m: Mirror, request: ProfileTextsRequest): WriterReply
       if (profile !== undefined) chunk.push(profile);
       else
         failures.push({
-          item: `texts[${index}]`,
-          index,
+          item: keys?.[index] ?? `texts[${index}]`,
           code: 'ERR_MIRROR_INPUT',
           message: `profile text ${index} of the batch is not a JSON object with a "${member}" object`,
         });
     }
     try {
-      written += upsertProfiles(m, chunk as DomainProfileInput[], { syncedAt }).profiles;
+      written += write(chunk);
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
-      const alone = oneByOne(
-        chunk,
-        (profile) => upsertProfiles(m, [profile as DomainProfileInput], { syncedAt }).profiles,
-        leftNothingWritten,
-      );
-      written += alone.written;
-      failures.push(...alone.failures);
+      for (const profile of chunk) {
+        try {
+          written += write([profile]);
+        } catch (itemError) {
+          if (!leftNothingWritten(itemError)) throw itemError;
+          failures.push({ item: domainOf(profile), ...errorFields(itemError) });
+        }
+      }
     }
   }
   return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
@@ -96,6 +95,11 @@ function profileOfText(text: string, member: string): object | undefined {
   }
 }
 
+function domainOf(profile: unknown): string {
+  const key = (profile as { domain_normalized?: unknown } | null)?.domain_normalized;
+  return typeof key === 'string' ? key : String(key);
+}
+
 /** Runs one request on `m` (the caller decides about the transaction). */
 function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
   if (request.kind === 'summaries') {
@@ -108,11 +112,7 @@ function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
     updatePipelineRunStats(m, request.runId, request.stats);
     return { id: request.id, ok: true, kind: 'runStats' };
   }
-  if (request.kind === 'profileTexts') return applyProfileTexts(m, request);
-  const result = upsertProfiles(m, request.profiles as readonly DomainProfileInput[], {
-    syncedAt: request.syncedAt,
-  });
-  return { id: request.id, ok: true, kind: 'profiles', profilesWritten: result.profiles, failures: [] };
+  return applyProfileTexts(m, request);
 }
 
 /**
@@ -123,71 +123,13 @@ function immediate<T>(m: Mirror, fn: () => T): T {
   return mirrorInternals(m).sqlite.transaction(fn).immediate();
 }
 
-/** One request alone; a refused profile batch is retried one profile at a time. */
+/** One request alone, in its own transaction; its error is the answer. */
 function applyAlone(m: Mirror, request: WriterWriteRequest): WriterReply {
   try {
     return immediate(m, () => apply(m, request));
   } catch (error) {
-    // A listing page is written whole or not at all, and so are a run's stats: the error is the answer.
-    if (request.kind !== 'profiles') return { id: request.id, ok: false, error: errorFields(error) };
-    // A profile the mirror refuses (a bad timestamp, a missing key) must not sink the batch:
-    // one by one, every good profile lands and the bad one is reported by its domain (a batch
-    // of one is simply tried again and reported the same way).
-    return profilesReply(
-      request,
-      oneByOne(
-        request.profiles,
-        (profile) => immediate(m, () => upsertProfile(m, profile, request)),
-        () => true,
-      ),
-    );
+    return { id: request.id, ok: false, error: errorFields(error) };
   }
-}
-
-/** upsertProfiles of one profile of `request`; the number of profiles written (1). */
-function upsertProfile(m: Mirror, profile: unknown, request: ProfilesRequest): number {
-  return upsertProfiles(m, [profile as DomainProfileInput], { syncedAt: request.syncedAt }).profiles;
-}
-
-/** The reply to a profiles request written one profile at a time. */
-function profilesReply(
-  request: { id: number },
-  alone: { written: number; failures: WriterFailure[] },
-): WriterReply {
-  return {
-    id: request.id,
-    ok: true,
-    kind: 'profiles',
-    profilesWritten: alone.written,
-    failures: alone.failures,
-  };
-}
-
-/**
- * Profiles written one at a time by `write`: every good profile lands and a refused one is
- * reported by its domain. An error `isRefusal` does not accept is thrown.
- */
-function oneByOne(
-  profiles: readonly unknown[],
-  write: (profile: unknown) => number,
-  isRefusal: (error: unknown) => boolean,
-): { written: number; failures: WriterFailure[] } {
-  const failures: WriterFailure[] = [];
-  let written = 0;
-  for (const profile of profiles) {
-    try {
-      written += write(profile);
-    } catch (itemError) {
-      if (!isRefusal(itemError)) throw itemError;
-      failures.push({ item: domainOf(profile), ...errorFields(itemError) });
-    }
-  }
-  return { written, failures };
-}
-
-function domainOf(profile: unknown): string {
-  const key = (profile as { domain_normalized?: unknown } | null)?.domain_normalized;
-  return typeof key === 'string' ? key : String(key);
 }
 
 /**
@@ -226,11 +168,7 @@ export function applyInOpenTransaction(m: Mirror, group: readonly WriterWriteReq
       return apply(m, request);
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
-      if (request.kind !== 'profiles') return { id: request.id, ok: false, error: errorFields(error) };
-      return profilesReply(
-        request,
-        oneByOne(request.profiles, (profile) => upsertProfile(m, profile, request), leftNothingWritten),
-      );
+      return { id: request.id, ok: false, error: errorFields(error) };
     }
   });
 }

@@ -16,7 +16,6 @@ export interface WriterWorkerData {
 /** A write asked of the writer thread. */
 export type WriterWrite =
   | { kind: 'summaries'; summaries: readonly unknown[]; listedAt: string }
-  | { kind: 'profiles'; profiles: readonly unknown[]; syncedAt: string }
   | {
       kind: 'profileTexts';
       texts: readonly string[];
@@ -51,10 +50,8 @@ export interface WriterCommitFailed {
 
 /** An item the mirror refused, by domain. */
 export interface WriterFailure {
-  /** The domain; for a profile text that could not be read, `texts[i]`. */
+  /** The domain (for a profile text that could not be read, its key, else `texts[i]`). */
   item: string;
-  /** For a profile text that could not be read: its position in the batch. */
-  index?: number;
   code: string;
   message: string;
 }

@@ -100,8 +100,7 @@ function drainWaiting(): void {
       try {
         replies = applyInOpenTransaction(m, writes);
         for (const request of writes)
-          if (request.kind === 'profiles') open!.profiles += request.profiles.length;
-          else if (request.kind === 'profileTexts') open!.profiles += request.texts.length;
+          if (request.kind === 'profileTexts') open!.profiles += request.texts.length;
       } catch (error) {
         // A write stopped part-way: nothing of this transaction may be committed.
         failure = errorFields(error);

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 import { siblingModule } from '../util/worker-module.js';
 import type { Mirror } from './database.js';
-import type { DomainProfileInput, DomainSummaryInput, ProfileTextsInput } from './inputs.js';
+import type { DomainSummaryInput, ProfileTextsInput } from './inputs.js';
 import type {
   WriterCommand,
   WriterCommitFailed,
@@ -20,7 +20,7 @@ export type { WriterFailure } from './profile-writer-protocol.js';
  * The sync's mirror writes on a second thread. Writing a profile (its domain row, licences,
  * payment methods, sections, their indexes and change_log rows) costs more CPU than fetching it,
  * so on the main thread the mirror was the bottleneck of a full sync (docs/benchmarks.md). Here
- * the main thread fetches and validates, and may hand profiles on as the texts they arrived in
+ * the main thread fetches and validates, and hands profiles on as the texts they arrived in
  * (writeProfileTexts), which the worker parses; a worker thread with its own connection to the
  * same file runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the
  * order the writes were asked for, in one open transaction that it commits every few thousand
@@ -86,14 +86,10 @@ export interface ProfileWriter {
    */
   writeSummaries(summaries: readonly DomainSummaryInput[], listedAt: string): Promise<UpsertSummariesResult>;
   /**
-   * Upserts profiles (upsertProfiles in the worker); a refused profile is reported, not thrown.
-   * Resolves once applied, as {@link writeSummaries}.
-   */
-  writeProfiles(profiles: readonly DomainProfileInput[], syncedAt: string): Promise<ProfileBatchResult>;
-  /**
-   * {@link writeProfiles} of profiles given as the JSON texts they arrived in, parsed by the
-   * writer thread. A text that is not a JSON object with the named member object is reported as
-   * a failure by its position (`texts[3]`), a refused profile by its domain.
+   * Upserts profiles given as the JSON texts they arrived in, which the writer parses
+   * (upsertProfiles in the worker). A refused profile is reported by its domain, not thrown; a
+   * text that is not a JSON object with the named member object, by its key (`texts[3]` without
+   * keys). Resolves once applied, as {@link writeSummaries}.
    */
   writeProfileTexts(batch: ProfileTextsInput, syncedAt: string): Promise<ProfileBatchResult>;
   /**
@@ -143,8 +139,6 @@ function inlineWriter(mirror: Mirror): ProfileWriter {
   return {
     writeSummaries: async (summaries, listedAt) =>
       summariesResult(run({ kind: 'summaries', summaries, listedAt })),
-    writeProfiles: async (profiles, syncedAt) =>
-      profilesResult(run({ kind: 'profiles', profiles, syncedAt })),
     writeProfileTexts: async ({ texts, member, keys }, syncedAt) =>
       profilesResult(run({ kind: 'profileTexts', texts, member, keys, syncedAt })),
     writeRunStats: async (runId, stats) => runStatsResult(run({ kind: 'runStats', runId, stats })),
@@ -300,8 +294,6 @@ export async function openProfileWriter(
   return {
     writeSummaries: async (summaries, listedAt) =>
       summariesResult(await send({ kind: 'summaries', summaries, listedAt })),
-    writeProfiles: async (profiles, syncedAt) =>
-      profilesResult(await send({ kind: 'profiles', profiles, syncedAt })),
     writeProfileTexts: async ({ texts, member, keys }, syncedAt) =>
       profilesResult(await send({ kind: 'profileTexts', texts, member, keys, syncedAt })),
     writeRunStats: async (runId, stats) => runStatsResult(await send({ kind: 'runStats', runId, stats })),

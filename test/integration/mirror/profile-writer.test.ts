@@ -3,7 +3,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
+import type { DomainProfileInput } from '../../../src/mirror/inputs.js';
 import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
+import type { ProfileBatchResult, ProfileWriter } from '../../../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { getPipelineRun, startPipelineRun } from '../../../src/mirror/store/runs.js';
@@ -34,6 +36,16 @@ async function contents(mirror: Mirror, withChangeSeq = true): Promise<Record<st
   return out;
 }
 
+/** Profiles written as the sync writes them: each as the text of a `GET /domains/:domain` answer. */
+function writeProfiles(
+  writer: ProfileWriter,
+  profiles: readonly DomainProfileInput[],
+  syncedAt: string,
+): Promise<ProfileBatchResult> {
+  const texts = profiles.map((p) => JSON.stringify({ data: p }));
+  return writer.writeProfileTexts({ texts, member: 'data' }, syncedAt);
+}
+
 function manyProfiles(count: number, prefix: string): ReturnType<typeof profile>[] {
   return Array.from({ length: count }, (_, i) =>
     profile(`${prefix}${i}.example`, {
@@ -56,8 +68,8 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
 
     const writer = await openProfileWriter(threaded);
     const summaryResult = await writer.writeSummaries(summaries, T1);
-    const firstResult = await writer.writeProfiles(first, T1);
-    const secondResult = await writer.writeProfiles(second, T2);
+    const firstResult = await writeProfiles(writer, first, T1);
+    const secondResult = await writeProfiles(writer, second, T2);
     await writer.close();
 
     expect(summaryResult).toEqual(upsertDomainSummaries(inline, summaries, { listedAt: T1 }));
@@ -83,7 +95,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
       profile('bad.example', { last_enriched_at: 'not a time' }),
       profile('good2.example'),
     ];
-    const result = await writer.writeProfiles(batch, T1);
+    const result = await writeProfiles(writer, batch, T1);
     await writer.close();
     expect(result.profilesWritten).toBe(2);
     expect(result.failures).toEqual([
@@ -126,25 +138,32 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     expect(result.failures).toEqual([
       {
         item: 'texts[4]',
-        index: 4,
         code: 'ERR_MIRROR_INPUT',
         message: expect.stringContaining('"data" object'),
       },
       {
         item: 'texts[5]',
-        index: 5,
         code: 'ERR_MIRROR_INPUT',
         message: expect.stringContaining('"data" object'),
       },
       {
         item: 'texts[6]',
-        index: 6,
         code: 'ERR_MIRROR_INPUT',
         message: expect.stringContaining('"data" object'),
       },
       expect.objectContaining({ item: 'bad.example', code: 'ERR_MIRROR_INPUT' }),
     ]);
     expect(inlineResult).toEqual(result);
+    // With keys (the domains asked for), a text that cannot be read is named by its key.
+    const keyed = await openProfileWriter(await tempMirror(), { inline: true });
+    const keys = ['z.example', 't1.example'];
+    expect(
+      await keyed.writeProfileTexts({ texts: ['not json', texts[0]!], member: 'data', keys }, T1),
+    ).toEqual({
+      profilesWritten: 1,
+      failures: [{ item: 'z.example', code: 'ERR_MIRROR_INPUT', message: expect.stringContaining('text 0') }],
+    });
+    await keyed.close();
     const reference = await tempMirror();
     upsertProfiles(reference, [batch[0]!, batch[2]!, batch[3]!], { syncedAt: T1 });
     // Each chunk of texts is its own upsertProfiles call, and a refused one is written again
@@ -162,9 +181,13 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     const writer = await openProfileWriter(mirror, { maxPending: 100 });
     // Sent without awaiting: they reach the thread together and are tried as one group first.
     const pending = [
-      writer.writeProfiles(manyProfiles(50, 'x'), T1),
-      writer.writeProfiles([profile('y0.example'), profile('broken.example', { domain_normalized: '' })], T1),
-      writer.writeProfiles(manyProfiles(50, 'z'), T1),
+      writeProfiles(writer, manyProfiles(50, 'x'), T1),
+      writeProfiles(
+        writer,
+        [profile('y0.example'), profile('broken.example', { domain_normalized: '' })],
+        T1,
+      ),
+      writeProfiles(writer, manyProfiles(50, 'z'), T1),
     ];
     expect(writer.pending).toBe(3);
     const [x, y, z] = await Promise.all(pending);
@@ -188,7 +211,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     for (let i = 0; i < 20; i++) {
       await writer.waitForRoom();
       expect(writer.pending).toBeLessThan(2);
-      void writer.writeProfiles(manyProfiles(20, `p${i}-`), T1);
+      void writeProfiles(writer, manyProfiles(20, `p${i}-`), T1);
       maxSeen = Math.max(maxSeen, writer.pending);
     }
     expect(maxSeen).toBe(2);
@@ -196,7 +219,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     expect(writer.pending).toBe(0);
     const rows = await mirror.db.selectFrom('licenses').select('domain_normalized').execute();
     expect(rows).toHaveLength(400);
-    await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/closed/);
+    await expect(writeProfiles(writer, [profile('late.example')], T1)).rejects.toThrow(/closed/);
   });
 
   it("saves a run's stats on the thread, in order, while the caller's event loop keeps running", async () => {
@@ -217,7 +240,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     expect(getPipelineRun(mirror, runId)?.stats).toEqual({ profilesFetched: 1 });
 
     // In order with the writes asked for before them, and an unknown run is the caller's error.
-    void writer.writeProfiles([profile('s.example')], T1);
+    void writeProfiles(writer, [profile('s.example')], T1);
     await writer.writeRunStats(runId, { profilesFetched: 2 });
     const written = await mirror.db.selectFrom('domains').select('domain_normalized').execute();
     expect(written.map((r) => r.domain_normalized)).toEqual(['s.example']);
@@ -239,15 +262,15 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
       (reader.prepare('SELECT count(*) AS n FROM domains').get() as { n: number }).n;
     const writer = await openProfileWriter(mirror, { commitEveryProfiles: 100, commitAfterMs: 600_000 });
     // Answered once applied in the open transaction, not yet committed.
-    expect(await writer.writeProfiles(manyProfiles(60, 'a'), T1)).toEqual({
+    expect(await writeProfiles(writer, manyProfiles(60, 'a'), T1)).toEqual({
       profilesWritten: 60,
       failures: [],
     });
     expect(committed()).toBe(0);
     // The 100th profile commits the transaction, with everything applied before it.
-    await writer.writeProfiles(manyProfiles(50, 'b'), T1);
+    await writeProfiles(writer, manyProfiles(50, 'b'), T1);
     expect(committed()).toBe(110);
-    await writer.writeProfiles(manyProfiles(10, 'c'), T1);
+    await writeProfiles(writer, manyProfiles(10, 'c'), T1);
     expect(committed()).toBe(110);
     // drain() commits what was applied.
     await writer.drain();
@@ -256,7 +279,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
 
     // With nothing more coming, the transaction is committed once it is commitAfterMs old.
     const timed = await openProfileWriter(mirror, { commitEveryProfiles: 100, commitAfterMs: 300 });
-    await timed.writeProfiles(manyProfiles(5, 'd'), T1);
+    await writeProfiles(timed, manyProfiles(5, 'd'), T1);
     expect(committed()).toBe(120);
     await vi.waitFor(() => expect(committed()).toBe(125), { timeout: 10_000, interval: 50 });
     await timed.close();
@@ -273,17 +296,19 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
                 BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
     other.close();
     const writer = await openProfileWriter(mirror, { commitEveryProfiles: 10_000, commitAfterMs: 600_000 });
-    await writer.writeProfiles(manyProfiles(20, 'ok'), T1);
-    const failed = writer
-      .writeProfiles([profile('boom.example', { licenses: [licence({ license_number: 'L-boom' })] })], T1)
-      .catch((error: unknown) => error);
+    await writeProfiles(writer, manyProfiles(20, 'ok'), T1);
+    const failed = writeProfiles(
+      writer,
+      [profile('boom.example', { licenses: [licence({ license_number: 'L-boom' })] })],
+      T1,
+    ).catch((error: unknown) => error);
     // A drain already under way when the thread fails is refused too: what was answered as
     // applied is lost.
     await expect(writer.drain()).rejects.toThrow(/disk trouble/);
     expect(await failed).toMatchObject({ message: expect.stringContaining('disk trouble') });
     // So is every later request, and a later drain.
     await expect(writer.drain()).rejects.toThrow(/disk trouble/);
-    await expect(writer.writeProfiles([profile('late.example')], T1)).rejects.toThrow(/disk trouble/);
+    await expect(writeProfiles(writer, [profile('late.example')], T1)).rejects.toThrow(/disk trouble/);
     await expect(writer.close()).rejects.toThrow(/disk trouble/);
     // Nothing of the open transaction reached the file: not the 20 profiles applied before, not
     // the half-written one.
@@ -299,13 +324,13 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
         (r) => r.domain_normalized,
       );
     const threaded = await openProfileWriter(mirror);
-    const viaThread = threaded.writeProfiles([profile('t.example')], T1);
+    const viaThread = writeProfiles(threaded, [profile('t.example')], T1);
     expect(await names()).toEqual([]);
     await viaThread;
     await threaded.close();
 
     const inline = await openProfileWriter(mirror, { inline: true });
-    const viaInline = inline.writeProfiles([profile('i.example')], T1);
+    const viaInline = writeProfiles(inline, [profile('i.example')], T1);
     expect((await names()).sort()).toEqual(['i.example', 't.example']);
     expect(await viaInline).toEqual({ profilesWritten: 1, failures: [] });
     await inline.close();
@@ -321,7 +346,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
 
     const memory = await openMirror(':memory:');
     const writer = await openProfileWriter(memory);
-    expect(await writer.writeProfiles([profile('m.example')], T1)).toEqual({
+    expect(await writeProfiles(writer, [profile('m.example')], T1)).toEqual({
       profilesWritten: 1,
       failures: [],
     });
