@@ -1,3 +1,4 @@
+import { PROFILE_BODY_MEMBER } from '../src/api/index.js';
 import type { DomainFilters, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
@@ -152,8 +153,6 @@ class SyncRun {
   private buffer: string[] = [];
   /** The domain of each buffered text: the writer's sort keys, and how it names a failure. */
   private bufferDomains: string[] = [];
-  /** The member of each buffered text that holds its profile (the client says which). */
-  private profileMember = 'data';
   /** Writes sent to the writer whose answers are not handled yet. */
   private readonly writes = new Set<Promise<void>>();
   private lastFlushMs: number;
@@ -374,7 +373,6 @@ class SyncRun {
       if (this.stopError !== undefined || this.ctx.signal.aborted) return;
       try {
         const fetched = await this.api.getDomainWithText(domain, { signal: this.ctx.signal });
-        this.profileMember = fetched.member;
         this.buffer.push(fetched.text);
         this.bufferDomains.push(domain);
         this.stats.profilesFetched += 1;
@@ -407,7 +405,7 @@ class SyncRun {
     this.lastFlushMs = now;
     this.track(
       this.writer
-        .writeProfileTexts({ texts: batch, member: this.profileMember, keys: domains }, isoFromMs(now))
+        .writeProfileTexts({ texts: batch, member: PROFILE_BODY_MEMBER, keys: domains }, isoFromMs(now))
         .then((result) => this.recordRefused(result)),
     );
   }

@@ -48,7 +48,7 @@ export interface DomainServiceApi {
   iterateDomains(filters?: DomainFilters, options?: IterateDomainsOptions): AsyncIterable<DomainSummary>;
   /** `GET /domains/:domain`: a profile; `NotFoundError` when unknown. */
   getDomain(domain: string, options?: GetDomainOptions): Promise<DomainProfile>;
-  /** {@link getDomain}, with the body's text as received (its `data` member is the profile). */
+  /** {@link getDomain}, with the body's text as received (its `PROFILE_BODY_MEMBER` is the profile). */
   getDomainWithText(domain: string, options?: GetDomainOptions): Promise<DomainProfileText>;
   /** `POST /enrichments`: cached (200) or started (202). */
   startEnrichment(params: StartEnrichmentParams, options?: RequestOptions): Promise<StartEnrichmentResult>;

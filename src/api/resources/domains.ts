@@ -63,17 +63,18 @@ export async function getDomainWithText(
 ): Promise<DomainProfileText> {
   const url = domainUrl(transport, domain, options);
   const { data, text } = await getDataWithText(transport, url, DomainProfileResponseSchema, options);
-  return { profile: data, text, member: 'data' };
+  return { profile: data, text };
 }
+
+/** The member of a `GET /domains/:domain` body that holds the profile: the success envelope's. */
+export const PROFILE_BODY_MEMBER = 'data';
 
 /** A profile with the text it was parsed from; see {@link getDomainWithText}. */
 export interface DomainProfileText {
   /** The validated profile. */
   profile: DomainProfile;
-  /** The response body as received: a JSON object whose {@link member} is {@link profile}. */
+  /** The response body as received: a JSON object whose {@link PROFILE_BODY_MEMBER} is {@link profile}. */
   text: string;
-  /** The member of the body's top-level object that holds the profile. */
-  member: 'data';
 }
 
 function domainUrl(transport: ApiTransport, domain: string, options: GetDomainOptions) {
