@@ -72,8 +72,6 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
       clientRatio: number;
       full: Rate;
       bareUndici: Rate;
-      /** The undici loop's two runs, before and after (results since 2026-11-27). */
-      bareUndiciRuns?: [number, number];
       bareLoop: Rate;
     };
     const pointName = (r: { concurrency: number }, p: Point): string =>
@@ -270,46 +268,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               .join(', ') +
             '. ' +
             'In the before/after table at the end of this page, the older sync ratios were against the client loop. ' +
-            'At each point the undici loop runs twice, before the client loop and the sync and again after them, ' +
-            'and the ratios are against the mean of the two, so that the machine getting faster or slower during ' +
-            'a point (it is shared) weighs on both sides alike; in this run they made ' +
-            [
-              ...(r.bareUndiciRuns ? [{ name: 'on loopback', runs: r.bareUndiciRuns }] : []),
-              ...[r.remote, r.remoteHigh, ...r.sweep]
-                .filter((p) => p.bareUndiciRuns !== undefined)
-                .map((p) => ({
-                  name: `at ${p.latencyMs} ms and concurrency ${'concurrency' in p ? (p as { concurrency: number }).concurrency : r.concurrency}`,
-                  runs: p.bareUndiciRuns!,
-                })),
-            ]
-              .map(({ name, runs }) => `${runs[0]} and ${runs[1]} profiles/s ${name}`)
-              .join(', ') +
-            ' (before, after).' +
-            ((): string => {
-              // How far apart the two runs of a target's baseline were: the ratio is no surer than that.
-              const spreads = [
-                { name: 'on loopback', runs: r.bareUndiciRuns },
-                {
-                  name: `at concurrency ${r.concurrency}, ${r.remote.latencyMs} ms`,
-                  runs: r.remote.bareUndiciRuns,
-                },
-                {
-                  name: `at concurrency ${r.remoteHigh.concurrency}, ${r.remoteHigh.latencyMs} ms`,
-                  runs: r.remoteHigh.bareUndiciRuns,
-                },
-              ]
-                .filter((x): x is { name: string; runs: [number, number] } => x.runs !== undefined)
-                .map(({ name, runs }) => ({
-                  name,
-                  pct: Math.round((Math.abs(runs[0] - runs[1]) / Math.min(...runs)) * 100),
-                }))
-                .filter(({ pct }) => pct > 10);
-              return spreads.length === 0
-                ? ''
-                : " The two runs of a target's baseline differed by " +
-                    spreads.map(({ name, pct }) => `${pct} % ${name}`).join(', ') +
-                    ": that target's ratio is no surer than that.";
-            })(),
+            baselineRunsNote(r),
           `Target (a) is judged with the service ${r.remote.latencyMs} ms away: the simulator delays every ` +
             'request by a timer, for the bare undici loop and the sync alike. The service is remote, so each ' +
             "request waits for a round trip and the service's own work, which do not use this machine's CPU; " +
@@ -596,6 +555,60 @@ function uploadFigures(u: {
       met: null,
     },
   ];
+}
+
+/** What {@link baselineRunsNote} reads of a sync result: the undici loop's two runs at each point. */
+interface BaselineRuns {
+  concurrency: number;
+  bareUndiciRuns?: [number, number];
+  remote: { latencyMs: number; bareUndiciRuns?: [number, number] };
+  remoteHigh: { latencyMs: number; concurrency: number; bareUndiciRuns?: [number, number] };
+  sweep: Array<{ latencyMs: number; bareUndiciRuns?: [number, number] }>;
+}
+
+/**
+ * The sync note on the bare undici loop's two runs at each point (results since 2026-11-27; empty
+ * for older ones): both rates, and how far apart they were at a target's point when more than 10 %.
+ */
+function baselineRunsNote(r: BaselineRuns): string {
+  const points = [
+    { name: 'on loopback', target: true, runs: r.bareUndiciRuns },
+    {
+      name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`,
+      target: true,
+      runs: r.remote.bareUndiciRuns,
+    },
+    {
+      name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`,
+      target: true,
+      runs: r.remoteHigh.bareUndiciRuns,
+    },
+    ...r.sweep.map((p) => ({
+      name: `at ${p.latencyMs} ms and concurrency ${r.concurrency}`,
+      target: false,
+      runs: p.bareUndiciRuns,
+    })),
+  ].filter((p): p is { name: string; target: boolean; runs: [number, number] } => p.runs !== undefined);
+  if (points.length === 0) return '';
+  const spreads = points
+    .filter((p) => p.target)
+    .map(({ name, runs }) => ({
+      name,
+      pct: Math.round((Math.abs(runs[0] - runs[1]) / Math.min(...runs)) * 100),
+    }))
+    .filter(({ pct }) => pct > 10);
+  return (
+    'At each point the undici loop runs twice, before the client loop and the sync and again after them, ' +
+    'and the ratios are against the mean of the two, so that the machine getting faster or slower during ' +
+    'a point (it is shared) weighs on both sides alike; in this run they made ' +
+    points.map(({ name, runs }) => `${runs[0]} and ${runs[1]} profiles/s ${name}`).join(', ') +
+    ' (before, after).' +
+    (spreads.length === 0
+      ? ''
+      : " The two runs of a target's baseline differed by " +
+        spreads.map(({ name, pct }) => `${pct} % ${name}`).join(', ') +
+        ": that target's ratio is no surer than that.")
+  );
 }
 
 /**
