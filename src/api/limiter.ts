@@ -1,5 +1,4 @@
-import PQueue from 'p-queue';
-import { AbortedError, DomainSyncError } from '../util/domain-sync-error.js';
+import { AbortedError } from '../util/domain-sync-error.js';
 
 /** The message a waiter dropped by {@link RequestLimiter.clear} is rejected with. */
 const DROPPED = 'request dropped: the client was closed';
@@ -12,84 +11,105 @@ export interface RequestLimiterOptions {
   requestsPerSecond: number;
 }
 
+/** A request waiting for a slot: `start` hands it one, `cancel` drops it. */
+interface Waiter {
+  start: () => void;
+  cancel: (error: unknown) => void;
+}
+
 /**
- * Caps requests in flight and request starts per second, for one client. The only file of
- * `src/api` that imports p-queue (used when a rate limit is set).
+ * Caps requests in flight and request starts per second, for one client.
  *
  * Each HTTP attempt takes one slot, so a retry waits its turn again, and a backoff sleep holds
- * no slot. The rate is enforced as `k` starts per `k·1000/rps` ms with a sliding window (p-queue
- * `strict`), `k` chosen so the window is about 50 ms or more: 10 rps becomes 1 start per 100 ms,
- * not a burst of 10 every second. The service does not say whether it limits requests over time
- * (docs/service-api.md "What the interface leaves open"); this is courtesy, and 429s are still
- * handled by the retry policy.
+ * no slot. Waiters start in the order they came. The rate is enforced as at most `k` starts in
+ * any `k·1000/rps` ms (a sliding window over the last `k` start times), `k` chosen so the window
+ * is about 50 ms or more: 10 rps becomes 1 start per 100 ms, not a burst of 10 every second.
+ * The service does not say whether it limits requests over time (docs/service-api.md "What the
+ * interface leaves open"); this is courtesy, and 429s are still handled by the retry policy.
+ *
+ * A counter, a FIFO and a ring of start times rather than p-queue, which did the rate limit
+ * until 2026-11-27: this is the client's hot path (every request of a sync runs through it), and
+ * p-queue's per-task promise race, abort listener, async-context binding and events cost about
+ * 80 µs of CPU per profile in a sync with a rate set (docs/benchmarks.md "sync").
  */
 export class RequestLimiter {
-  /** Set when a rate limit is configured: p-queue's sliding window does the timing. */
-  readonly #queue: PQueue | undefined;
   readonly #concurrency: number;
-  /** Without a rate limit: slots taken, and FIFO waiters for a free slot. */
+  /** Starts allowed per window (`k`) and the window's length; undefined: no rate limit. */
+  readonly #window: { starts: number; ms: number } | undefined;
+  /** The times (performance.now()) of the last `k` starts, a ring whose oldest is at #oldest. */
+  readonly #recentStarts: number[] = [];
+  #oldest = 0;
+  /** Slots taken. */
   #active = 0;
-  readonly #waiters: Array<{ start: () => void; cancel: (error: unknown) => void }> = [];
+  readonly #waiters: Waiter[] = [];
+  /** Wakes the waiters when the window next lets a request start. */
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(options: RequestLimiterOptions) {
     this.#concurrency = Math.max(1, Math.floor(options.concurrency));
     const rps = options.requestsPerSecond;
     if (Number.isFinite(rps) && rps > 0) {
-      const perWindow = Math.max(1, Math.ceil(rps / 20));
-      this.#queue = new PQueue({
-        concurrency: this.#concurrency,
-        intervalCap: perWindow,
-        interval: (perWindow * 1000) / rps,
-        strict: true,
-      });
+      const starts = Math.max(1, Math.ceil(rps / 20));
+      this.#window = { starts, ms: (starts * 1000) / rps };
     }
   }
 
   /**
-   * Runs `task` when a slot is free. Rejects with {@link AbortedError} if `signal` aborts while
-   * waiting; once started, the task handles the signal itself.
+   * Runs `task` when a slot is free and the rate allows a start. Rejects with
+   * {@link AbortedError} if `signal` aborts while waiting; once started, the task handles the
+   * signal itself.
    */
   async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
-    if (this.#queue === undefined) return this.#runCounted(task, signal);
-    let started = false;
-    try {
-      return await this.#queue.add(
-        () => {
-          started = true;
-          return task();
-        },
-        { signal },
-      );
-    } catch (error) {
-      // p-queue rejects a task aborted while waiting with the signal's reason, and one dropped by
-      // clear() with its own AbortError (both DOMExceptions); callers match on our codes, so
-      // each becomes AbortedError, the second with the message of the path without p-queue.
-      if (signal?.aborted && !(error instanceof DomainSyncError)) {
-        throw new AbortedError(undefined, { cause: signal.reason });
-      }
-      if (!started) throw new AbortedError(DROPPED, { cause: error });
-      throw error;
-    }
-  }
-
-  /**
-   * No rate limit: only the number in flight is capped. A counter and a FIFO of waiters, because
-   * this is the client's hot path (every request of a sync) and p-queue's per-task promise and
-   * events cost measurable CPU per request for nothing a counter cannot do (the client benchmark
-   * compares the client with a bare undici loop: docs/benchmarks.md "client").
-   */
-  async #runCounted<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.#active >= this.#concurrency) await this.#waitForSlot(signal);
-    else this.#active++;
+    if (this.#waiters.length > 0 || !this.#take()) await this.#waitForSlot(signal);
     try {
       return await task();
     } finally {
-      const next = this.#waiters.shift();
-      // The slot passes straight to the next waiter, so #active stays as it is.
-      if (next) next.start();
-      else this.#active--;
+      this.#active--;
+      this.#startWaiters();
     }
+  }
+
+  /** Takes a slot and records a start if both are free now; else false (and a wake-up is set). */
+  #take(): boolean {
+    if (this.#active >= this.#concurrency) return false;
+    const window = this.#window;
+    if (window !== undefined) {
+      const now = performance.now();
+      const recent = this.#recentStarts;
+      if (recent.length < window.starts) recent.push(now);
+      else {
+        const waitMs = recent[this.#oldest]! + window.ms - now;
+        if (waitMs > 0) {
+          this.#wakeIn(waitMs);
+          return false;
+        }
+        recent[this.#oldest] = now;
+        this.#oldest = (this.#oldest + 1) % window.starts;
+      }
+    }
+    this.#active++;
+    return true;
+  }
+
+  #startWaiters(): void {
+    while (this.#waiters.length > 0 && this.#take()) this.#waiters.shift()!.start();
+  }
+
+  #wakeIn(ms: number): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#startWaiters();
+      },
+      Math.max(1, Math.ceil(ms)),
+    );
+  }
+
+  #cancelWakeUp(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   #waitForSlot(signal: AbortSignal | undefined): Promise<void> {
@@ -97,9 +117,11 @@ export class RequestLimiter {
       const onAbort = (): void => {
         const at = this.#waiters.indexOf(waiter);
         if (at >= 0) this.#waiters.splice(at, 1);
+        // A wake-up for nobody would only hold the process open.
+        if (this.#waiters.length === 0) this.#cancelWakeUp();
         reject(new AbortedError(undefined, { cause: signal?.reason }));
       };
-      const waiter = {
+      const waiter: Waiter = {
         start: (): void => {
           signal?.removeEventListener('abort', onAbort);
           resolve();
@@ -116,12 +138,12 @@ export class RequestLimiter {
 
   /** Requests waiting for a slot. */
   get waiting(): number {
-    return this.#queue ? this.#queue.size : this.#waiters.length;
+    return this.#waiters.length;
   }
 
   /** Requests holding a slot. */
   get running(): number {
-    return this.#queue ? this.#queue.pending : this.#active;
+    return this.#active;
   }
 
   /**
@@ -129,10 +151,7 @@ export class RequestLimiter {
    * {@link AbortedError} (`ERR_ABORTED`). Used by `close()`; requests in flight go on.
    */
   clear(): void {
-    if (this.#queue) {
-      this.#queue.clear();
-      return;
-    }
+    this.#cancelWakeUp();
     for (const waiter of this.#waiters.splice(0)) waiter.cancel(new AbortedError(DROPPED));
   }
 }

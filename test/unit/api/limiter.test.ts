@@ -33,7 +33,8 @@ function settledWithin<T>(
 
 describe.each([
   ['no rate limit (counter)', Infinity],
-  ['rate limited (p-queue)', 1_000_000],
+  ['rate limited, never binding', 1_000_000],
+  ['rate limited, binding', 50],
 ])('RequestLimiter, %s', (_label, requestsPerSecond) => {
   test('never runs more than `concurrency` tasks at once, and starts waiters in order', async () => {
     const limiter = new RequestLimiter({ concurrency: 2, requestsPerSecond });
@@ -106,5 +107,47 @@ describe.each([
     first.release();
     await expect(running).resolves.toBe('first');
     expect(log).toEqual(['start first']);
+  });
+});
+
+describe('RequestLimiter rate', () => {
+  test('at most k starts in any window of k·1000/rps ms, in the order the requests came', async () => {
+    // 60 rps: k = 3 starts per 50 ms.
+    const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 60 });
+    const starts: Array<{ name: number; at: number }> = [];
+    await Promise.all(
+      Array.from({ length: 9 }, (_, name) =>
+        limiter.run(async () => void starts.push({ name, at: performance.now() })),
+      ),
+    );
+    expect(starts.map((s) => s.name)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    // Lower bounds only: the machine may be slower, never faster than the window allows.
+    for (let i = 3; i < starts.length; i++) {
+      expect(starts[i]!.at - starts[i - 3]!.at).toBeGreaterThanOrEqual(49);
+    }
+    expect(limiter.running).toBe(0);
+    expect(limiter.waiting).toBe(0);
+  });
+
+  test('a request waiting for the window, not for a slot, can still be aborted or dropped', async () => {
+    // 1 start per second: the second and third requests wait for the window.
+    const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 1 });
+    await expect(limiter.run(() => Promise.resolve('first'))).resolves.toBe('first');
+    const controller = new AbortController();
+    const log: string[] = [];
+    const aborted = limiter.run(async () => void log.push('aborted ran'), controller.signal);
+    const dropped = limiter.run(async () => void log.push('dropped ran'));
+    await tick();
+    expect(limiter.waiting).toBe(2);
+    controller.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    expect(limiter.waiting).toBe(1);
+    limiter.clear();
+    expect(await settledWithin(dropped, 1000)).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'ERR_ABORTED', message: 'request dropped: the client was closed' },
+    });
+    expect(log).toEqual([]);
+    expect(limiter.running).toBe(0);
   });
 });
