@@ -269,6 +269,12 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
       `${scenario.pipeline} fault-free: ${Math.round(clean.elapsedMs)} ms, work from ${workStartMs} ms, ${cleanRequests} requests\n`,
     );
   const upper = { request: Math.max(1, cleanRequests), time: clean.elapsedMs };
+  // Time kill points are drawn between when the work started and when the run ended in the
+  // fault-free run. Both move on a loaded machine (start-up takes longer, or the run ends
+  // sooner), so a time kill that lands before the run started raises the lower bound to it, and
+  // one that lands after the run finished lowers the upper bound, as a run that ends before its
+  // kill point does below: each trial's kill then aims at the work, not at start-up or exit.
+  let lowerTime = workStartMs;
   const figures: MatrixFigures = {
     pipeline: scenario.pipeline,
     seed: CRASH_SEED,
@@ -294,7 +300,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
     const kind = scenario.triggers[Math.floor(random() * scenario.triggers.length)]!;
     if (kind === 'request') return { kind, value: 1 + Math.floor(random() * upper.request) };
     if (kind === 'time') {
-      const low = Math.min(workStartMs, upper.time * 0.9);
+      const low = Math.min(lowerTime, upper.time * 0.9);
       return { kind, value: Math.round(low + random() * (upper.time - low)) };
     }
     return { kind, value: Math.round(random() * 20) };
@@ -342,6 +348,10 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
       if (stage === 'mid-run') figures.killsMidRun += 1;
       else if (stage === 'startup') figures.killsAtStartup += 1;
       else figures.killsAfterFinish += 1;
+      if (k === 0 && point.kind === 'time') {
+        if (stage === 'startup') lowerTime = Math.max(lowerTime, point.value);
+        if (stage === 'after-finish') upper.time = Math.max(1, point.value * 0.9);
+      }
       if ((await nonFinalFiles(ws.exportsDir, ws.snapshotsDir)).length > 0) {
         figures.killsMidWrite += 1;
         points[points.length - 1] += ' (temp file left)';
