@@ -103,6 +103,7 @@ async function openDiscardingWriter(mirror: Mirror): Promise<ProfileWriter> {
     get pending() {
       return writer.pending;
     },
+    threadNice: writer.threadNice,
     waitForRoom: () => writer.waitForRoom(),
     drain: () => writer.drain(),
     close: () => writer.close(),

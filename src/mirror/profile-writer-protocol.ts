@@ -11,6 +11,8 @@ export interface WriterWorkerData {
   commitEveryProfiles: number;
   /** …or this many ms after it began, whichever comes first. */
   commitAfterMs: number;
+  /** Nice values the thread lowers its own scheduling priority by (Linux only). */
+  niceSteps: number;
 }
 
 /** A write asked of the writer thread. */

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../util/thread-priority.js';
 import { bulkAutocheckpointPages } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
@@ -30,6 +31,17 @@ import type {
 
 const data = workerData as WriterWorkerData;
 const port = parentPort!;
+
+/*
+ * This thread runs below the fetching thread's priority (WRITER_NICE_STEPS, Linux only). The
+ * writer's work waits in a queue that has room for several batches (the caller's waitForRoom), so
+ * it can run whenever a core is free; the fetching thread's cannot wait: every response it is
+ * late to handle holds a request slot longer and slows the sync against the service. On a busy
+ * machine the scheduler now gives the core to the fetching thread first (docs/benchmarks.md
+ * "sync" has the effect). A writer that falls behind still stops fetching through waitForRoom,
+ * and then has the cores to itself.
+ */
+const nice = lowerThreadPriority(data.niceSteps);
 let mirror: Mirror | undefined;
 const waiting: WriterRequest[] = [];
 let scheduled = false;
@@ -170,7 +182,7 @@ openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }).the
     // measurably faster (current rates: docs/benchmarks.md "sync").
     sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
-    port.postMessage({ ready: true });
+    port.postMessage({ ready: true, nice });
     if (waiting.length > 0 && !scheduled) {
       scheduled = true;
       setImmediate(drainWaiting);

@@ -40,6 +40,12 @@ export const WRITER_COMMIT_EVERY_PROFILES = 4_000;
 /** ms after which the writer thread commits at the latest, by default (see {@link ProfileWriterOptions.commitAfterMs}). */
 export const WRITER_COMMIT_AFTER_MS = 2_000;
 
+/**
+ * Nice values the writer thread steps below the thread that opened it, by default (Linux only; see
+ * {@link ProfileWriterOptions.niceSteps} and src/mirror/profile-writer-worker.ts).
+ */
+export const WRITER_NICE_STEPS = 10;
+
 /** Result of a profile batch: profiles written, and the ones the mirror refused, by domain. */
 export interface ProfileBatchResult {
   profilesWritten: number;
@@ -70,6 +76,11 @@ export interface ProfileWriterOptions {
   commitEveryProfiles?: number;
   /** …or this many ms after the transaction began, whichever comes first. @default 2000 */
   commitAfterMs?: number;
+  /**
+   * Nice values the writer thread lowers its scheduling priority by, below the thread that opens
+   * it (Linux only, where a thread has its own; 0 keeps it equal). @default 10
+   */
+  niceSteps?: number;
   /**
    * Write on the calling thread, through the mirror's own connection, instead of a worker thread:
    * the same store functions and results, without the thread (an in-memory mirror always gets
@@ -102,6 +113,11 @@ export interface ProfileWriter {
   writeRunStats(runId: number, stats: Record<string, unknown>): Promise<void>;
   /** Requests sent and not yet applied. */
   readonly pending: number;
+  /**
+   * The writer thread's nice value (Linux: {@link WRITER_NICE_STEPS} above the opening thread's);
+   * undefined with no thread of its own or where a thread's priority cannot be set alone.
+   */
+  readonly threadNice: number | undefined;
   /** Resolves when fewer than `maxPending` requests are in flight. */
   waitForRoom(): Promise<void>;
   /**
@@ -143,6 +159,7 @@ function inlineWriter(mirror: Mirror): ProfileWriter {
       profilesResult(run({ kind: 'profileTexts', texts, member, keys, syncedAt })),
     writeRunStats: async (runId, stats) => runStatsResult(run({ kind: 'runStats', runId, stats })),
     pending: 0,
+    threadNice: undefined,
     waitForRoom: () => Promise.resolve(),
     drain: () => Promise.resolve(),
     close: () => Promise.resolve(),
@@ -191,6 +208,7 @@ export async function openProfileWriter(
     cacheSizeKib: Math.max(2000, Math.trunc(options.cacheSizeKib ?? WRITER_CACHE_SIZE_KIB)),
     commitEveryProfiles: Math.max(1, Math.trunc(options.commitEveryProfiles ?? WRITER_COMMIT_EVERY_PROFILES)),
     commitAfterMs: Math.max(0, Math.trunc(options.commitAfterMs ?? WRITER_COMMIT_AFTER_MS)),
+    niceSteps: Math.max(0, Math.trunc(options.niceSteps ?? WRITER_NICE_STEPS)),
   };
   // A small young generation: the writer's garbage (each batch's profiles) dies young, and V8's
   // default let the thread's heap grow by tens of MB, which raised a full sync's peak RSS at the
@@ -204,6 +222,7 @@ export async function openProfileWriter(
   let closing: Promise<void> | undefined;
   /** Set when the thread could not commit writes it had answered as applied. */
   let commitError: DomainSyncError | undefined;
+  let threadNice: number | undefined;
 
   const settleWaiting = (): void => {
     if (waiters.size < maxPending) for (const wake of roomWaiters.splice(0)) wake();
@@ -218,10 +237,12 @@ export async function openProfileWriter(
   };
 
   await new Promise<void>((resolve, reject) => {
-    const onMessage = (message: { ready?: boolean; fatal?: { message: string } }): void => {
+    const onMessage = (message: { ready?: boolean; nice?: number; fatal?: { message: string } }): void => {
       worker.off('error', onError);
-      if (message.ready) resolve();
-      else {
+      if (message.ready) {
+        threadNice = message.nice;
+        resolve();
+      } else {
         void worker.terminate();
         reject(
           new DomainSyncError(
@@ -299,6 +320,9 @@ export async function openProfileWriter(
     writeRunStats: async (runId, stats) => runStatsResult(await send({ kind: 'runStats', runId, stats })),
     get pending() {
       return waiters.size;
+    },
+    get threadNice() {
+      return threadNice;
     },
     waitForRoom() {
       return waiters.size < maxPending

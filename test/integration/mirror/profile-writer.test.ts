@@ -1,10 +1,11 @@
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import type { DomainProfileInput } from '../../../src/mirror/inputs.js';
-import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
+import { openProfileWriter, WRITER_NICE_STEPS } from '../../../src/mirror/profile-writer.js';
 import type { ProfileBatchResult, ProfileWriter } from '../../../src/mirror/profile-writer.js';
 import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
@@ -220,6 +221,30 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     const rows = await mirror.db.selectFrom('licenses').select('domain_normalized').execute();
     expect(rows).toHaveLength(400);
     await expect(writeProfiles(writer, [profile('late.example')], T1)).rejects.toThrow(/closed/);
+  });
+
+  it("the writer thread runs below the opening thread's priority (Linux), which keeps its own", async () => {
+    const own = getPriority(0);
+    const mirror = await tempMirror();
+    const lowered = await openProfileWriter(mirror);
+    const level = await openProfileWriter(mirror, { niceSteps: 0 });
+    try {
+      if (process.platform === 'linux') {
+        expect(lowered.threadNice).toBe(Math.min(19, own + WRITER_NICE_STEPS));
+        expect(level.threadNice).toBe(own);
+      } else {
+        // Elsewhere a priority belongs to the whole process: the writer leaves it alone.
+        expect(lowered.threadNice).toBeUndefined();
+      }
+      expect(getPriority(0)).toBe(own);
+      // A lowered writer still writes.
+      await writeProfiles(lowered, manyProfiles(3, 'nice-'), T1);
+      await lowered.drain();
+      expect(await mirror.db.selectFrom('licenses').select('domain_normalized').execute()).toHaveLength(3);
+    } finally {
+      await lowered.close();
+      await level.close();
+    }
   });
 
   it("saves a run's stats on the thread, in order, while the caller's event loop keeps running", async () => {
