@@ -598,7 +598,7 @@ function baselineRunsNote(r: BaselineRuns): string {
     }))
     .filter(({ pct }) => pct > 10);
   return (
-    'At each point the undici loop runs twice, before the client loop and the sync and again after them, ' +
+    'At each point the undici loop runs twice, right before the sync and right after it (the client loop runs after both), ' +
     'and the ratios are against the mean of the two, so that the machine getting faster or slower during ' +
     'a point (it is shared) weighs on both sides alike; in this run they made ' +
     points.map(({ name, runs }) => `${runs[0]} and ${runs[1]} profiles/s ${name}`).join(', ') +

@@ -10,8 +10,8 @@
  *     alone costs. Before 2026-11-26 the client loop was the baseline of the targets; it costs
  *     more CPU per profile than the undici loop, which flattered the CPU ratio and the CPU-bound
  *     loopback one (at concurrency 32 with latency it was the faster of the two). The undici loop
- *     runs before and after the others at each point, and the ratios are against the mean of its
- *     two runs (since 2026-11-27);
+ *     runs right before and right after the sync at each point (the client loop after both), and
+ *     the ratios are against the mean of its two runs (since 2026-11-27);
  * (a') CPU per profile of the sync process against the bare undici loop's, no latency (target ≤ 2.5×);
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
@@ -72,8 +72,8 @@ export interface LatencyPoint {
   domains: number;
   full: RateFigures;
   /**
-   * The bare undici loop, the baseline of the targets: the mean of a run before the bare client
-   * loop and the sync and one after them, so that the machine's speed drifting during the point
+   * The bare undici loop, the baseline of the targets: the mean of a run right before the sync
+   * and one right after it, so that the machine's speed drifting during the point
    * (these machines are shared) weighs on both sides alike.
    */
   bareUndici: RateFigures;
@@ -273,15 +273,17 @@ async function measureAtLatency(
 ): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
   return withLatency(sim, latencyMs, async () => {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
+    // The sync runs right between the undici loop's two runs, and the client loop (reported only)
+    // after them, so that nothing else stands between the target's two sides.
     const undiciBefore = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
+    const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
+    const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
+    const undiciAfter = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
     const bare = await runChild({
       ...base,
       mode: 'bare-loop',
       dir: await mkdtemp(join(dir, `bare-${latencyMs}ms-`)),
     });
-    const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
-    const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
-    const undiciAfter = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
     const bareUndici = meanFigures(undiciBefore, undiciAfter);
     return {
       point: {
