@@ -619,29 +619,29 @@ function baselineRunsNote(r: BaselineRuns): string {
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    'measured 2026-11-26T23:45Z on 2 Intel Xeon cores, with the licence, payment-method and change_log indexes set aside during the load and the profiles handed to the writer as their response texts',
+    'measured 2026-11-27T03:00Z on 2 Intel Xeon cores, with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts, the request limiter without p-queue and the writer thread at a lower priority',
   table: [
     ['main', 'HTTP (undici, sockets)', '76'],
-    ['main', 'garbage collection', '54'],
-    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '24'],
-    ['main', 'other (program, V8, Node internals)', '22'],
-    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '21'],
-    ['main', 'promises, events, abort signals, timers', '19'],
-    ['main', 'task queues (p-queue, src/runtime/queue.ts)', '16'],
-    ['main', 'start-up (module loading)', '13'],
-    ['main', 'response validation (zod, with its timestamp pattern)', '12'],
-    ['main', 'listing: classifying pages, run bookkeeping', '8'],
+    ['main', 'garbage collection', '30'],
+    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '23'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '20'],
+    ['main', 'other (program, V8, Node internals)', '18'],
+    ['main', 'promises, events, abort signals, timers', '15'],
+    ['main', 'start-up (module loading)', '12'],
+    ['main', 'response validation (zod, with its timestamp pattern)', '10'],
+    ['main', 'listing: classifying pages, run bookkeeping', '7'],
+    ['main', 'task queue (p-queue, src/runtime/queue.ts)', '6'],
     ['main', 'handing batches to the writer thread', '2'],
-    ['writer', 'SQLite: licence and payment-method upserts with their change_log rows', '87'],
-    ['writer', 'SQLite: domain and section upserts', '66'],
-    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '30'],
-    ['writer', 'validation, timestamps, JSON of the sections', '20'],
+    ['writer', 'SQLite: licence and payment-method upserts with their change_log rows', '83'],
+    ['writer', 'SQLite: domain and section upserts', '65'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '25'],
     ['writer', 'SQLite: listing rows', '18'],
-    ['writer', 'parsing the profile texts', '16'],
+    ['writer', 'validation, timestamps, JSON of the sections', '17'],
+    ['writer', 'parsing the profile texts', '14'],
+    ['writer', 'garbage collection', '13'],
     ['writer', 'program, message passing, other', '12'],
-    ['writer', 'garbage collection', '9'],
-    ['writer', 'start-up (module loading)', '7'],
-    ['writer', 'SHA-1 of each profile', '6'],
+    ['writer', 'SHA-1 of each profile', '8'],
+    ['writer', 'start-up (module loading)', '8'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
@@ -650,7 +650,7 @@ const SYNC_PROFILE = {
     'away on 2026-11-26, the socket writes took 166 µs of wall time per profile in the bare undici loop ' +
     'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
     'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
-    'functions that run them. The writer thread was idle 80 µs per profile, and most of its busy time ' +
+    'functions that run them. The writer thread was idle 52 µs per profile, and most of its busy time ' +
     'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections, a ' +
     'change_log row per licence and payment method) is a B-tree insert into its table, and the domain row one ' +
     "into each of the domain indexes (the other tables' indexes are built at the end). " +
@@ -666,8 +666,17 @@ const SYNC_PROFILE = {
     'runs of 40,000 domains against the code before: loopback 2,669–2,836 against 2,424–2,629 profiles/s, CPU ' +
     'per profile 502–539 against 563–600 µs, peak RSS 243–253 against 263–269 MB; concurrency 32 at 10 ms ' +
     '1,945–1,965 against 1,802–1,872 profiles/s; concurrency 8 at 10 ms, 30,000 domains, 594–634 against ' +
-    '583–610). Runs of the same code on different days measured 10–25 % apart in absolute terms (this ' +
-    'machine is shared); the table at the top is the latest.',
+    "583–610); the client's request limiter keeping its own sliding window of start times instead of running " +
+    'every request through p-queue, whose per-task promise race, abort listener, async-context binding and ' +
+    'events ran for every request once a rate was set, as it always is (2026-11-27, alternating ad hoc runs ' +
+    'of 40,000 domains on loopback: 495–544 against 543–582 µs per profile, 2,384–2,786 against 2,264–2,589 ' +
+    'profiles/s); the writer thread running 10 nice values below the fetching thread (Linux; a writer that ' +
+    'falls behind still holds fetching back through waitForRoom; 2026-11-27, alternating ad hoc runs of 40,000 ' +
+    'domains, 10 ms, concurrency 32: faster in 5 of 6 pairs, 1,769–2,068 against 1,668–1,990 profiles/s; on ' +
+    'loopback the same within the spread, 2,595–2,953 against 2,712–2,976). Runs of the same code on different ' +
+    'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
+    "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +
+    'five runs of 50,000 domains half an hour later); the table at the top is the latest.',
 };
 
 /**
@@ -681,20 +690,23 @@ const SYNC_GC_NOTE =
   '(23 ms); the bare undici loop fetching the same profiles ran 20 scavenges (184 ms) and 4 mark-compacts ' +
   '(20 ms). Before the writer took the profiles as text (above), its thread ran 77 scavenges (581 ms) ' +
   "and 17 mark-compacts (64 ms): a batch's 1,000 profiles, structured-cloned as objects, stayed alive " +
-  "until the batch was written, and each scavenge copied them. The main thread's scavenges are slow " +
-  'because much of what they find is still alive: under `--trace-gc-nvp` (a second run) the 141 scavenges of the main ' +
-  'thread found on average 5.2 MB allocated since the one before and 3.0 MB of it still alive (copied or ' +
-  "promoted), 4.8 ms each; the writer thread's found 6.3 MB and 1.8 MB, 2.0 ms each. The main thread allocates about 42 KB per profile (the sum of the allocations " +
-  'between collections that `--trace-gc-nvp` reports, over the run), the bare undici loop about 18 KB; ' +
-  "in a loop outside the sync, zod's validation of a profile allocated 6.3 KB and JSON.parse of its " +
-  'text 2.9 KB. What keeps so much alive from one scavenge to the next is not established: the batch ' +
-  'waiting for the writer is not it (1,000, 250 and 100 profiles per batch measured the same, within ' +
-  'noise, in alternating runs of 40,000 domains on loopback). Two experiments were not kept: a 16 MB ' +
-  'young generation (`--max-semi-space-size=16`; 12 MB alike) cut the CPU per profile in some runs, ' +
-  'but peak RSS went to 286–290 MB at 100,000 domains, against 254–258 MB, too near the 300 MB target ' +
-  "for run-to-run spread; and, before the change above, handing the writer each profile's JSON text as " +
-  'soon as it was fetched while the writer still parsed a whole batch at once measured within the ' +
-  'run-to-run spread.';
+  'until the batch was written, and each scavenge copied them. Under `--trace-gc-nvp` (2026-11-27, the same ' +
+  'sync, the request limiter without p-queue) the main thread ran 122 scavenges (331 ms), allocating 33.7 KB ' +
+  'per profile (38.8 KB with the limiter on p-queue, measured the same way that day), and each scavenge found ' +
+  'on average 1.3 MB still alive in the young generation and promoted 1.1 MB; the writer thread ran 64 ' +
+  '(109 ms). The bare undici loop, run with the same Node options (a young generation of 8 MB at most), allocated 18.6 KB per profile in 77 scavenges, and its scavenges found ' +
+  "as much alive as the sync's (1.7 MB, and 1.6 MB promoted): so many survivors are what undici and a " +
+  'loop of requests in flight leave, not something the sync keeps. The sync simply allocates twice as much ' +
+  "per profile, so it collects twice as often. A sampling heap profile of the sync's main thread (the " +
+  "inspector's, objects collected by scavenges left out) put the survivors at about 17 KB per profile: the " +
+  "parsed response bodies (3.3 KB), undici's request, response and header objects, the body text, the tasks " +
+  "of a listing page waiting in the task queue, and zod's output. Not the batch waiting for the writer: with " +
+  "100 profiles per batch instead of 1,000, the main thread's scavenges found the same. Two experiments " +
+  'were not kept: a 16 MB young generation (`--max-semi-space-size=16`; 12 MB alike) cut the CPU per ' +
+  'profile in some runs, but peak RSS went to 286–290 MB at 100,000 domains, against 254–258 MB, too near ' +
+  'the 300 MB target for run-to-run spread; and a heap growing factor of 2 or 3 instead of 1.6 ' +
+  '(2026-11-27, alternating runs of 40,000 domains on loopback) made no difference beyond the spread in ' +
+  'CPU per profile or rate, and raised peak RSS by 15–50 MB.';
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
   if (!existsSync(join(import.meta.dirname, `${file}.js`))) return undefined;
