@@ -373,8 +373,11 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
                 ? ''
                 : ` In this run ${slower.join(' and ')} measured slower in this single-threaded job than what ` +
                     `${slower.length > 1 ? 'they' : 'it'} replaced. ${slower.length > 1 ? 'Both were' : 'It was'} ` +
-                    'chosen from measurements on 2026-11-25 (the list of what helped, below) and not decided again ' +
-                    'since: measure again, in the writer thread with fetching beside it, before relying on it.';
+                    'chosen from measurements on 2026-11-25 (the list of what helped, below). Measured again in the ' +
+                    'threaded sync on 2026-11-27 (alternating ad hoc runs of 40,000 domains on loopback, three each), ' +
+                    '4 KiB pages and a commit every 1,000 profiles made no difference beyond the run-to-run spread ' +
+                    '(2,520–2,919 and 2,915–3,675 profiles/s against 2,684–3,644 with 8 KiB pages and a commit every ' +
+                    '4,000), so both stay as they are.';
             })(),
         );
         const without = r.withoutProfileWrites;
