@@ -36,7 +36,10 @@ export class RequestLimiter {
   readonly #concurrency: number;
   /** Starts allowed per window (`k`) and the window's length; undefined: no rate limit. */
   readonly #window: { starts: number; ms: number } | undefined;
-  /** The times (performance.now()) of the last `k` starts, a ring whose oldest is at #oldest. */
+  /**
+   * The times (performance.now()) of the latest starts, at most `k`, a ring whose oldest is at
+   * #oldest: it only grows while all it holds are still in the window.
+   */
   readonly #recentStarts: number[] = [];
   #oldest = 0;
   /** Slots taken. */
@@ -77,16 +80,20 @@ export class RequestLimiter {
     if (window !== undefined) {
       const now = performance.now();
       const recent = this.#recentStarts;
-      if (recent.length < window.starts) recent.push(now);
-      else {
-        const waitMs = recent[this.#oldest]! + window.ms - now;
-        if (waitMs > 0) {
-          this.#wakeIn(waitMs);
-          return false;
-        }
+      const oldest = recent[this.#oldest];
+      if (oldest !== undefined && oldest + window.ms <= now) {
+        // The oldest start has left the window: this start takes its place in the ring.
         recent[this.#oldest] = now;
-        this.#oldest = (this.#oldest + 1) % window.starts;
+      } else if (recent.length < window.starts) {
+        // Every start kept is still in the window and there is room: the ring grows by this one,
+        // placed just before the oldest. So the ring never holds more than one window's starts,
+        // however large `k` (a huge requestsPerSecond makes it millions).
+        recent.splice(this.#oldest, 0, now);
+      } else {
+        this.#wakeIn(oldest! + window.ms - now);
+        return false;
       }
+      this.#oldest = (this.#oldest + 1) % recent.length;
     }
     this.#active++;
     return true;
@@ -144,6 +151,11 @@ export class RequestLimiter {
   /** Requests holding a slot. */
   get running(): number {
     return this.#active;
+  }
+
+  /** Start times kept for the rate limit: never more than the starts within one window. */
+  get startsKept(): number {
+    return this.#recentStarts.length;
   }
 
   /**

@@ -129,6 +129,17 @@ describe('RequestLimiter rate', () => {
     expect(limiter.waiting).toBe(0);
   });
 
+  test('keeps only the start times still in the window, however many starts a window allows', async () => {
+    // 1,000,000 rps: k = 50,000 starts per 50 ms. Requests 60 ms apart never share a window.
+    const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 1_000_000 });
+    for (let i = 0; i < 4; i++) {
+      await Promise.all([limiter.run(() => Promise.resolve(i)), limiter.run(() => Promise.resolve(i))]);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+    }
+    // Each pair takes the two slots of the pair before it: the ring stays at two.
+    expect(limiter.startsKept).toBe(2);
+  });
+
   test('a request waiting for the window, not for a slot, can still be aborted or dropped', async () => {
     // 1 start per second: the second and third requests wait for the window.
     const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 1 });
