@@ -22,15 +22,15 @@ interface Waiter {
  *
  * Each HTTP attempt takes one slot, so a retry waits its turn again, and a backoff sleep holds
  * no slot. Waiters start in the order they came. The rate is enforced as at most `k` starts in
- * any `k·1000/rps` ms (a sliding window over the last `k` start times), `k` chosen so the window
- * is about 50 ms or more: 10 rps becomes 1 start per 100 ms, not a burst of 10 every second.
+ * any `k·1000/rps` ms (a sliding window over the start times still inside it), `k` chosen so the
+ * window is about 50 ms or more: 10 rps becomes 1 start per 100 ms, not a burst of 10 every second.
  * The service does not say whether it limits requests over time (docs/service-api.md "What the
  * interface leaves open"); this is courtesy, and 429s are still handled by the retry policy.
  *
  * A counter, a FIFO and a ring of start times rather than p-queue, which did the rate limit
  * until 2026-11-27: this is the client's hot path (every request of a sync runs through it), and
- * p-queue's per-task promise race, abort listener, async-context binding and events cost about
- * 80 µs of CPU per profile in a sync with a rate set (docs/benchmarks.md "sync").
+ * p-queue's per-task promise race, abort listener, async-context binding and events cost a sync
+ * with a rate set about a tenth of its CPU per profile (docs/benchmarks.md "sync").
  */
 export class RequestLimiter {
   readonly #concurrency: number;

@@ -34,7 +34,7 @@ type ProfileTextsRequest = Extract<WriterWriteRequest, { kind: 'profileTexts' }>
  * alive across the thread's young-generation collections until written, and each of them copied
  * it (docs/benchmarks.md "sync", the garbage-collection note). 64 was not tuned.
  */
-export const PROFILE_TEXT_CHUNK = 64;
+const PROFILE_TEXT_CHUNK = 64;
 
 /**
  * Writes a `profileTexts` request: in the order of its keys (a sorted batch walks each B-tree
