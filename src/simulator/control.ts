@@ -1,7 +1,7 @@
 import { parseFilters } from './filters.js';
 import { reconfirm } from './jobs.js';
 import type { SimService } from './service.js';
-import { BASE_PATH } from './service.js';
+import { BASE_PATH, recentEntries } from './service.js';
 import type { CanonicalFilter, FaultRule, SimulatorControl, TruthProfile, UrlStyle } from './types.js';
 import { CANONICAL_FILTERS } from './types.js';
 
@@ -58,9 +58,9 @@ export function createControl(service: SimService): SimulatorControl {
     faultStats: () => service.faults.stats(),
     usage: () => {
       service.tick();
-      return service.usageLog.map((e) => ({ ...e }));
+      return recentEntries(service.usageLog, service.options.logLimit).map((e) => ({ ...e }));
     },
-    requests: () => service.requestLog.map((e) => ({ ...e })),
+    requests: () => recentEntries(service.requestLog, service.options.logLimit).map((e) => ({ ...e })),
     resetLogs() {
       service.usageLog = [];
       service.requestLog = [];

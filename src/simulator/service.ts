@@ -62,8 +62,33 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
     epochMs: options.epochMs ?? now - (now % 86_400_000),
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
+    logLimit: checkLogLimit(options.logLimit ?? DEFAULT_LOG_LIMIT),
     queryParamNames: names,
   };
+}
+
+/** Default of {@link SimulatorOptions.logLimit}. */
+export const DEFAULT_LOG_LIMIT = 100_000;
+
+function checkLogLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`simulator logLimit must be a positive integer, got ${String(limit)}`);
+  return limit;
+}
+
+/**
+ * Appends `entry` to `log`, which keeps its most recent `limit` entries. Trimmed a tenth of the
+ * limit at a time, so the copying costs a few element moves per entry; until the next trim the
+ * array may hold up to that many more, which {@link recentEntries} leaves out.
+ */
+export function appendBounded<T>(log: T[], entry: T, limit: number): void {
+  log.push(entry);
+  if (log.length > limit + Math.max(1, Math.floor(limit / 10))) log.splice(0, log.length - limit);
+}
+
+/** The most recent `limit` entries of a log kept by {@link appendBounded}. */
+export function recentEntries<T>(log: readonly T[], limit: number): readonly T[] {
+  return log.length > limit ? log.slice(log.length - limit) : log;
 }
 
 function checkDurationRange(range: readonly [number, number]): readonly [number, number] {

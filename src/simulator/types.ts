@@ -128,6 +128,13 @@ export interface SimulatorOptions {
    */
   port?: number;
   /**
+   * Entries each of the usage and request logs keeps: the most recent ones. One entry is kept per
+   * request, so without a bound a long-running simulator (`domain-sync simulate` behind a
+   * nightly sync) would grow by every request it ever served.
+   * @default 100000
+   */
+  logLimit?: number;
+  /**
    * Receives one debug event per request and info events for start and stop.
    * @default noopLogger
    */

@@ -165,6 +165,23 @@ describe('/_sim control surface over HTTP', () => {
     expect((await call(sim, 'GET', '/_sim/truth/runs/1', { base: 'origin', auth: false })).status).toBe(404);
   });
 
+  it('keeps the most recent logLimit entries of the usage and request logs', async () => {
+    const sim = await startTestSimulator({ domains: 30, logLimit: 5 });
+    // 23 requests: enough to trim the logs several times (a tenth of the limit, at least one, at a time).
+    const domains = sim.control.truth.listDomains();
+    for (let i = 0; i < 23; i++) await call(sim, 'GET', `/domains/${encodeURIComponent(domains[i]!)}`);
+    const expected = domains.slice(18, 23);
+    expect(sim.control.requests().map((r) => r.path)).toEqual(expected.map((d) => `/domains/${d}`));
+    expect(sim.control.usage().map((u) => u.domain)).toEqual(expected);
+    const overHttp = await call(sim, 'GET', '/_sim/requests', { base: 'origin', auth: false });
+    expect(overHttp.body.requests).toHaveLength(5);
+  });
+
+  it('refuses a logLimit that is not a positive integer', async () => {
+    for (const logLimit of [0, -1, 2.5, Number.NaN])
+      await expect(startTestSimulator({ logLimit })).rejects.toThrow(/logLimit must be a positive integer/);
+  });
+
   it('answers 404 for unknown control routes and paths outside the base path', async () => {
     const sim = await startTestSimulator({ domains: 10 });
     expect((await call(sim, 'GET', '/_sim/nope', { base: 'origin', auth: false })).status).toBe(404);
