@@ -173,6 +173,33 @@ describe('transport', () => {
     await expect(pending).rejects.toMatchObject({ code: 'ERR_ABORTED' });
   });
 
+  it('aborts only the requests of the signal that aborted, and sends nothing for an aborted signal', async () => {
+    let release: (() => void) | undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { client, seen } = await server({
+      'GET /account': (_req, res) => {
+        void released.then(() =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(fixtureText('account-unlimited.json')),
+        );
+      },
+    });
+    const c = client();
+    const run = new AbortController();
+    const other = new AbortController();
+    const aborted = [c.getAccount({ signal: run.signal }), c.getAccount({ signal: run.signal })];
+    const kept = c.getAccount({ signal: other.signal });
+    while (seen.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    run.abort(new Error('stopping'));
+    for (const pending of aborted) await expect(pending).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    release!();
+    await expect(kept).resolves.toMatchObject({ plan: expect.any(String) });
+    // A signal that aborted before the request: nothing is sent, with or without a slot free.
+    await expect(c.getAccount({ signal: run.signal })).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    expect(seen).toHaveLength(3);
+  });
+
   it('sanitises a hostile download file name and streams the body', async () => {
     const { client } = await server({
       'GET /exports/9/download': (_req, res) => {
