@@ -1,16 +1,17 @@
 /**
  * Child process of the sync benchmark: the bare loop a user would write by hand with undici, the
- * baseline of the sync targets. It pages through `GET /domains` (500 per page), then fetches every
- * profile with `undici.request` on `concurrency` lanes and parses each body as JSON; nothing is
- * validated, kept or written. It imports nothing of domain-sync and runs on plain `node` (Node's
- * own heap settings, not the CLI's), as such a script would. Prints one JSON line like
- * sync-child.ts: elapsed and CPU time of the profile fetches (the listing is not timed, as in the
- * bare client loop), per-thread CPU, profiles and peak RSS.
+ * baseline of the sync targets. It pages through `GET /domains` (500 per page) and, while it does,
+ * fetches the profiles listed so far with `undici.request` on `concurrency` lanes, parsing each
+ * body as JSON; nothing is validated, kept or written. It imports nothing of domain-sync and runs
+ * on plain `node` (Node's own heap settings, not the CLI's), as such a script would. Prints one
+ * JSON line like sync-child.ts: elapsed and CPU time of the whole job, listing included, as a
+ * sync is timed (before 2026-11-27 only the profile fetches were timed, after an untimed listing,
+ * while the sync's clock ran through its listing), per-thread CPU, profiles and peak RSS.
  * Input: BENCH_JOB (JSON) = { baseUrl, apiKey, concurrency }.
  */
 // The bare baseline needs undici itself; only the benchmarks and src/api/http-transport.ts send through it.
 import { Agent, request } from 'undici';
-import { measured, onLanes, printResult, runChildMain } from './child-measure.js';
+import { measured, onLanesWhileListing, printResult, runChildMain } from './child-measure.js';
 
 interface Job {
   baseUrl: string;
@@ -31,20 +32,30 @@ async function main(): Promise<void> {
     return response.body.json();
   };
 
-  const domains: string[] = [];
-  for (let page = 1; ; page++) {
-    const { data } = (await getJson(`/domains?per_page=500&page=${page}`)) as {
-      data: { domains: { domain_normalized: string }[]; total: number };
-    };
-    for (const summary of data.domains) domains.push(summary.domain_normalized);
-    if (data.domains.length === 0 || domains.length >= data.total) break;
+  async function* pages(): AsyncGenerator<string[]> {
+    let listed = 0;
+    for (let page = 1; ; page++) {
+      const { data } = (await getJson(`/domains?per_page=500&page=${page}`)) as {
+        data: { domains: { domain_normalized: string }[]; total: number };
+      };
+      listed += data.domains.length;
+      yield data.domains.map((summary) => summary.domain_normalized);
+      if (data.domains.length === 0 || listed >= data.total) return;
+    }
   }
 
-  const { elapsedMs, cpuMs, threads } = await measured(() =>
-    onLanes(domains, job.concurrency, (domain) => getJson(`/domains/${encodeURIComponent(domain)}`)),
+  const {
+    value: profiles,
+    elapsedMs,
+    cpuMs,
+    threads,
+  } = await measured(() =>
+    onLanesWhileListing(pages(), job.concurrency, (domain) =>
+      getJson(`/domains/${encodeURIComponent(domain)}`),
+    ),
   );
   await dispatcher.close();
-  printResult({ elapsedMs, cpuMs, threads, profiles: domains.length });
+  printResult({ elapsedMs, cpuMs, threads, profiles });
 }
 
 runChildMain(main);

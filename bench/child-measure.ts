@@ -1,6 +1,6 @@
 /**
  * What the sync benchmark's child processes (sync-child.ts, bare-undici-loop.ts) share: timing a
- * piece of work with its CPU time per thread, fetching items on lanes, and the one JSON line each
+ * piece of work with its CPU time per thread, listing and fetching items on lanes, and the one JSON line each
  * prints for the parent.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -34,17 +34,46 @@ export async function measured<T>(work: () => Promise<T>): Promise<Measured<T>> 
   return { value, elapsedMs, cpuMs: (used.user + used.system) / 1000, threads: stopThreads() };
 }
 
-/** Calls `fetch` for every item, `concurrency` at a time, each lane taking the next item. */
-export async function onLanes<T>(
-  items: readonly T[],
+/**
+ * Lists and fetches at once, as a sync does: `pages` is read in the background, page after page,
+ * while `concurrency` lanes fetch the items listed so far, each lane taking the next item and
+ * waiting for the listing when it has caught up. Resolves with the number of items once every
+ * page was read and every item fetched. The listing's requests share the fetches' connections.
+ */
+export async function onLanesWhileListing<T>(
+  pages: AsyncIterable<readonly T[]>,
   concurrency: number,
   fetch: (item: T) => Promise<unknown>,
-): Promise<void> {
+): Promise<number> {
+  const items: T[] = [];
+  let listed = false;
+  let wake: Array<() => void> = [];
+  const wakeAll = (): void => {
+    const waiting = wake;
+    wake = [];
+    for (const resume of waiting) resume();
+  };
+  const listing = (async (): Promise<void> => {
+    try {
+      for await (const page of pages) {
+        items.push(...page);
+        wakeAll();
+      }
+    } finally {
+      listed = true;
+      wakeAll();
+    }
+  })();
   let next = 0;
   const lane = async (): Promise<void> => {
-    while (next < items.length) await fetch(items[next++]!);
+    for (;;) {
+      if (next < items.length) await fetch(items[next++]!);
+      else if (listed) return;
+      else await new Promise<void>((resume) => wake.push(resume));
+    }
   };
-  await Promise.all(Array.from({ length: concurrency }, lane));
+  await Promise.all([listing, ...Array.from({ length: concurrency }, lane)]);
+  return items.length;
 }
 
 /** Prints the child's one JSON line for the parent, with this process's own peak RSS. */

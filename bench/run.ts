@@ -244,10 +244,13 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
       },
       notes: (r) => {
         const notes = [
-          'The baseline of every sync target is a bare undici loop (bench/bare-undici-loop.ts): it lists the ' +
-            'domains, then fetches each profile with `undici.request` and parses it as JSON, on the same ' +
-            "number of lanes, on plain `node` with Node's own heap settings, as a user would write it by hand; " +
-            'nothing is validated or kept. The bare client loop (our own client: responses validated, nothing ' +
+          'The baseline of every sync target is a bare undici loop (bench/bare-undici-loop.ts): it pages through ' +
+            'the listing and, while it does, fetches the profiles listed so far with `undici.request` and parses ' +
+            "each as JSON, on the same number of lanes, on plain `node` with Node's own heap settings, as a user " +
+            'would write it by hand; nothing is validated or kept. Its clock runs from the first listing request ' +
+            "to the last profile, as the sync's does (before 2026-11-27 the baselines listed first and timed only " +
+            "the profile fetches, while the sync's clock ran through its listing: the baselines' rates left out " +
+            'work the sync was timed doing). The bare client loop (our own client: responses validated, nothing ' +
             'written), the baseline here until 2026-11-26, is reported beside it: in this run it cost ' +
             `${r.bareLoop.cpuUsPerProfile} µs of CPU per profile with no latency, the undici loop ` +
             `${r.bareUndici.cpuUsPerProfile} µs. Against the client loop the sync's ratios were ` +
@@ -268,7 +271,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               .join(', ') +
             '. ' +
             'In the before/after table at the end of this page, the older sync ratios were against the client loop. ' +
-            baselineRunsNote(r),
+            baselineRunsNote(r) +
+            loopbackRoundsNote(r),
           `Target (a) is judged with the service ${r.remote.latencyMs} ms away: the simulator delays every ` +
             'request by a timer, for the bare undici loop and the sync alike. The service is remote, so each ' +
             "request waits for a round trip and the service's own work, which do not use this machine's CPU; " +
@@ -558,6 +562,35 @@ function uploadFigures(u: {
       met: null,
     },
   ];
+}
+
+/** One loopback round of a sync result (results since 2026-11-27T04; older ones have none). */
+interface LoopbackRound {
+  ratio: number;
+  cpuRatio: number;
+  syncProfilesPerSecond: number;
+  syncCpuUsPerProfile: number;
+  bareUndiciRuns: [number, number];
+  bareUndiciCpuUsPerProfile: number;
+}
+
+/**
+ * The sync note on the loopback point's rounds: each round's rate and CPU ratios, and which one
+ * the figures are (empty for results without rounds).
+ */
+function loopbackRoundsNote(r: { loopbackRatio: number; loopbackRounds?: LoopbackRound[] }): string {
+  const rounds = r.loopbackRounds ?? [];
+  if (rounds.length < 2) return '';
+  const ratios = (pick: (x: LoopbackRound) => number, digits: number): string =>
+    rounds.map((x) => fmt(pick(x), digits)).join(', ');
+  return (
+    ` On loopback the sync and the sync's two undici loop runs are measured in ${rounds.length} rounds, one after ` +
+    'another, because with no latency every run competes with whatever else this shared machine is doing; ' +
+    `the loopback and CPU figures are the round with the median rate ratio. The rounds' rate ratios were ` +
+    `${ratios((x) => x.ratio, 3)}, their CPU ratios ${ratios((x) => x.cpuRatio, 2)} ` +
+    `(sync ${rounds.map((x) => `${x.syncProfilesPerSecond}/s at ${x.syncCpuUsPerProfile} µs`).join(', ')}; ` +
+    `undici loop ${rounds.map((x) => `${x.bareUndiciRuns[0]} and ${x.bareUndiciRuns[1]}/s at ${x.bareUndiciCpuUsPerProfile} µs`).join(', ')}).`
+  );
 }
 
 /** What {@link baselineRunsNote} reads of a sync result: the undici loop's two runs at each point. */

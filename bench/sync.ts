@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- sync`: against one 100,000-domain simulator catalogue,
- * (a) profiles/s of a full `sync` vs a bare undici loop fetching the same profiles at the same
- *     concurrency (bench/bare-undici-loop.ts: `undici.request` and a JSON parse per profile, on
+ * (a) profiles/s of a full `sync` vs a bare undici loop listing and fetching the same profiles at
+ *     the same concurrency (bench/bare-undici-loop.ts: `undici.request` and a JSON parse per
+ *     profile, fetching while it lists, timed from its first request to its last as the sync is, on
  *     plain `node`, what a user would write by hand; target ≥ 0.9: the mirror must not be the
  *     bottleneck), judged with the service {@link SERVICE_LATENCY_MS} ms away at concurrency 8
  *     and at {@link HIGH_CONCURRENCY}, and also reported with no latency at all (target ≥ 0.5)
@@ -11,7 +12,8 @@
  *     more CPU per profile than the undici loop, which flattered the CPU ratio and the CPU-bound
  *     loopback one (at concurrency 32 with latency it was the faster of the two). The undici loop
  *     runs right before and right after the sync at each point (the client loop after both), and
- *     the ratios are against the mean of its two runs (since 2026-11-27);
+ *     the ratios are against the mean of its two runs (since 2026-11-27); the loopback point
+ *     is measured in {@link LOOPBACK_ROUNDS} such rounds and reports the median one;
  * (a') CPU per profile of the sync process against the bare undici loop's, no latency (target ≤ 2.5×);
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
@@ -53,6 +55,13 @@ export const HIGH_CONCURRENCY = 32;
 const SWEEP_LATENCIES_MS = [2, 5] as const;
 /** Catalogue size of the sweep points. @default 20000 */
 const SWEEP_DOMAINS = 20_000;
+/**
+ * Rounds of the loopback point (undici loop, sync, undici loop each). With no latency the sync and
+ * the simulator share this machine's two cores, so a run's rate follows whatever else the shared
+ * machine does: one round's baseline runs have been 56 % apart. The point reports the round with
+ * the median ratio, and every round's ratios beside it.
+ */
+export const LOOPBACK_ROUNDS = 3;
 
 export interface SyncBenchOptions {
   /** @default 100000 */
@@ -85,6 +94,23 @@ export interface LatencyPoint {
   ratio: number;
   /** full / bare client loop profiles per second. */
   clientRatio: number;
+  /**
+   * When the point was measured in more than one round (loopback, {@link LOOPBACK_ROUNDS}): each
+   * round, in the order run. The figures above are those of the round with the median ratio.
+   */
+  rounds?: LatencyRound[];
+}
+
+/** One round of a point measured several times: the sync between two runs of the undici loop. */
+export interface LatencyRound {
+  /** Sync profiles/s over the mean of the round's two undici loop runs. */
+  ratio: number;
+  /** Sync CPU per profile over the mean of the round's two undici loop runs' CPU per profile. */
+  cpuRatio: number;
+  syncProfilesPerSecond: number;
+  syncCpuUsPerProfile: number;
+  bareUndiciRuns: [number, number];
+  bareUndiciCpuUsPerProfile: number;
 }
 
 /** One measured job of the sync benchmark. */
@@ -122,6 +148,8 @@ export interface SyncBenchResult {
   loopbackRatio: number;
   /** full / bare client loop with no latency. */
   loopbackClientRatio: number;
+  /** The loopback point's rounds (see {@link LOOPBACK_ROUNDS}); the figures above are the median one's. */
+  loopbackRounds: LatencyRound[];
   /** Target (a): the run with the service {@link SERVICE_LATENCY_MS} ms away, on the full catalogue. */
   remote: LatencyPoint;
   /** The same at concurrency {@link HIGH_CONCURRENCY}. */
@@ -261,8 +289,10 @@ async function withLatency<T>(sim: RunningSimulator, latencyMs: number, work: ()
 }
 
 /**
- * The bare undici loop, the bare client loop, then a full sync into an empty mirror (left in
- * `syncDir`, for a later run), with the service `latencyMs` away.
+ * With the service `latencyMs` away: `rounds` times the bare undici loop, a full sync into an
+ * empty mirror and the undici loop again, then the bare client loop once. The point's figures are
+ * those of the round with the median ratio, whose mirror is left in `syncDir` for a later run;
+ * `fullMaxRssMb` is the highest peak RSS of any round's sync.
  */
 async function measureAtLatency(
   sim: RunningSimulator,
@@ -270,34 +300,64 @@ async function measureAtLatency(
   domains: number,
   dir: string,
   concurrency: number,
+  rounds = 1,
 ): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
   return withLatency(sim, latencyMs, async () => {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
     // The sync runs right between the undici loop's two runs, and the client loop (reported only)
-    // after them, so that nothing else stands between the target's two sides.
-    const undiciBefore = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
-    const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
-    const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
-    const undiciAfter = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
+    // after all of them, so that nothing else stands between the target's two sides.
+    const measured: Array<{
+      full: ChildOutput;
+      syncDir: string;
+      bareUndici: RateFigures;
+      runs: [number, number];
+      round: LatencyRound;
+    }> = [];
+    for (let i = 0; i < rounds; i++) {
+      const undiciBefore = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
+      const syncDir = await mkdtemp(join(dir, `sync-${latencyMs}ms-`));
+      const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
+      const undiciAfter = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
+      const bareUndici = meanFigures(undiciBefore, undiciAfter);
+      const runs: [number, number] = [undiciBefore.profilesPerSecond, undiciAfter.profilesPerSecond];
+      const syncCpuUsPerProfile = Math.round((full.cpuMs * 1000) / full.profiles);
+      measured.push({
+        full,
+        syncDir,
+        bareUndici,
+        runs,
+        round: {
+          ratio: round(rateOf(full) / bareUndici.profilesPerSecond, 3),
+          cpuRatio: round(syncCpuUsPerProfile / bareUndici.cpuUsPerProfile, 2),
+          syncProfilesPerSecond: Math.round(rateOf(full)),
+          syncCpuUsPerProfile,
+          bareUndiciRuns: runs,
+          bareUndiciCpuUsPerProfile: bareUndici.cpuUsPerProfile,
+        },
+      });
+    }
     const bare = await runChild({
       ...base,
       mode: 'bare-loop',
       dir: await mkdtemp(join(dir, `bare-${latencyMs}ms-`)),
     });
-    const bareUndici = meanFigures(undiciBefore, undiciAfter);
+    const median = [...measured].sort((a, b) => a.round.ratio - b.round.ratio)[Math.floor(rounds / 2)]!;
+    // Only the median round's mirror is kept (each is hundreds of MB).
+    for (const m of measured) if (m !== median) await rm(m.syncDir, { recursive: true, force: true });
     return {
       point: {
         latencyMs,
         domains,
-        full: rateFigures(full),
-        bareUndici,
-        bareUndiciRuns: [undiciBefore.profilesPerSecond, undiciAfter.profilesPerSecond],
+        full: rateFigures(median.full),
+        bareUndici: median.bareUndici,
+        bareUndiciRuns: median.runs,
         bareLoop: rateFigures(bare),
-        ratio: round(rateOf(full) / bareUndici.profilesPerSecond, 3),
-        clientRatio: round(rateOf(full) / rateOf(bare), 3),
+        ratio: median.round.ratio,
+        clientRatio: round(rateOf(median.full) / rateOf(bare), 3),
+        ...(rounds > 1 ? { rounds: measured.map((m) => m.round) } : {}),
       },
-      syncDir,
-      fullMaxRssMb: full.maxRssMb,
+      syncDir: median.syncDir,
+      fullMaxRssMb: Math.max(...measured.map((m) => m.full.maxRssMb)),
     };
   });
 }
@@ -355,7 +415,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       point: loopback,
       syncDir,
       fullMaxRssMb,
-    } = await measureAtLatency(sim, 0, domains, dir, concurrency);
+    } = await measureAtLatency(sim, 0, domains, dir, concurrency, LOOPBACK_ROUNDS);
 
     sim.control.advanceClock(86_400_000);
     const all = sim.control.truth.listDomains();
@@ -437,6 +497,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       cores: availableParallelism(),
       loopbackRatio: loopback.ratio,
       loopbackClientRatio: loopback.clientRatio,
+      loopbackRounds: loopback.rounds ?? [],
       remote,
       remoteHigh,
       sweep,
