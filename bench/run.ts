@@ -272,7 +272,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             '. ' +
             'In the before/after table at the end of this page, the older sync ratios were against the client loop. ' +
             baselineRunsNote(r) +
-            loopbackRoundsNote(r),
+            loopbackRoundsNote(r) +
+            simulatorSpeedNote(r),
           `Target (a) is judged with the service ${r.remote.latencyMs} ms away: the simulator delays every ` +
             'request by a timer, for the bare undici loop and the sync alike. The service is remote, so each ' +
             "request waits for a round trip and the service's own work, which do not use this machine's CPU; " +
@@ -564,6 +565,50 @@ function uploadFigures(u: {
   ];
 }
 
+/** What {@link simulatorSpeedNote} reads of one point: the simulator's CPU per profile on each side. */
+interface SimulatorCpu {
+  full: { simulatorCpuUsPerProfile: number };
+  bareUndici: { simulatorCpuUsPerProfile: number };
+}
+
+/**
+ * The sync note on the simulator's CPU per profile at each target point with latency, during the
+ * sync against during its baseline runs. The simulator serves the same listing and the same
+ * profiles to both, and with the service 10 ms away neither side keeps the cores busy, so its CPU
+ * per profile should match (on loopback the sync's own load competes with it, so that point is
+ * left out); more than 15 % higher during the sync is a sign that the machine (shared, and its
+ * speed swings) was slower while the sync ran. Empty when no point differs that much.
+ */
+function simulatorSpeedNote(r: {
+  concurrency: number;
+  remote: SimulatorCpu & { latencyMs: number };
+  remoteHigh: SimulatorCpu & { latencyMs: number; concurrency: number };
+}): string {
+  const points = [
+    { name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`, p: r.remote },
+    { name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`, p: r.remoteHigh },
+  ]
+    .map(({ name, p }) => ({
+      name,
+      sync: p.full.simulatorCpuUsPerProfile,
+      bare: p.bareUndici.simulatorCpuUsPerProfile,
+    }))
+    .filter(({ sync, bare }) => bare > 0 && sync > bare * 1.15);
+  if (points.length === 0) return '';
+  return (
+    ' The simulator serves the same listing and profiles to the sync and to its baseline, so its CPU per ' +
+    'profile should be the same on both sides; it was not ' +
+    points
+      .map(
+        ({ name, sync, bare }) =>
+          `${name} (${sync} µs per profile during the sync against ${bare} during the baseline runs, ` +
+          `${Math.round((sync / bare - 1) * 100)} % more)`,
+      )
+      .join(', ') +
+    ': a sign that the machine was slower while that sync ran, so its ratio says that much less about the code.'
+  );
+}
+
 /** One loopback round of a sync result (results since 2026-11-27T04; older ones have none). */
 interface LoopbackRound {
   ratio: number;
@@ -584,7 +629,7 @@ function loopbackRoundsNote(r: { loopbackRatio: number; loopbackRounds?: Loopbac
   const ratios = (pick: (x: LoopbackRound) => number, digits: number): string =>
     rounds.map((x) => fmt(pick(x), digits)).join(', ');
   return (
-    ` On loopback the sync and the sync's two undici loop runs are measured in ${rounds.length} rounds, one after ` +
+    ` On loopback the sync and its baseline's two undici loop runs are measured in ${rounds.length} rounds, one after ` +
     'another, because with no latency every run competes with whatever else this shared machine is doing; ' +
     `the loopback and CPU figures are the round with the median rate ratio. The rounds' rate ratios were ` +
     `${ratios((x) => x.ratio, 3)}, their CPU ratios ${ratios((x) => x.cpuRatio, 2)} ` +
@@ -709,7 +754,11 @@ const SYNC_PROFILE = {
     'profiles/s); the writer thread running 10 nice values below the fetching thread (Linux; a writer that ' +
     'falls behind still holds fetching back through waitForRoom; 2026-11-27, alternating ad hoc runs of 40,000 ' +
     'domains, 10 ms, concurrency 32: faster in 5 of 6 pairs, 1,769–2,068 against 1,668–1,990 profiles/s; on ' +
-    'loopback the same within the spread, 2,595–2,953 against 2,712–2,976). Runs of the same code on different ' +
+    'loopback the same within the spread, 2,595–2,953 against 2,712–2,976); undici listening to one ' +
+    "EventEmitter per caller signal instead of the run's AbortSignal, on which it registered an EventTarget " +
+    'listener per request (2026-11-27: in the bare undici loop on loopback an AbortSignal cost 9–18 µs of CPU ' +
+    'per request, most of it garbage collection; in the sync with its profile writes discarded, four ' +
+    'alternating pairs on loopback, 177–209 against 176–253 µs per profile, inside the spread). Runs of the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +
     'five runs of 50,000 domains half an hour later); the table at the top is the latest.',
