@@ -300,8 +300,12 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
     const kind = scenario.triggers[Math.floor(random() * scenario.triggers.length)]!;
     if (kind === 'request') return { kind, value: 1 + Math.floor(random() * upper.request) };
     if (kind === 'time') {
-      const low = Math.min(lowerTime, upper.time * 0.9);
-      return { kind, value: Math.round(low + random() * (upper.time - low)) };
+      // Between the latest start-up kill and the earliest kill after the work. The two come from
+      // different runs, and on a loaded machine one run's start-up can outlast another's whole
+      // work, so the bounds may cross; the transition is then between them all the same.
+      const low = Math.min(lowerTime, upper.time);
+      const high = Math.max(lowerTime, upper.time);
+      return { kind, value: Math.round(low + random() * (high - low)) };
     }
     return { kind, value: Math.round(random() * 20) };
   };
@@ -350,7 +354,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
       else figures.killsAfterFinish += 1;
       if (k === 0 && point.kind === 'time') {
         if (stage === 'startup') lowerTime = Math.max(lowerTime, point.value);
-        if (stage === 'after-finish') upper.time = Math.max(1, point.value * 0.9);
+        if (stage === 'after-finish') upper.time = Math.max(1, Math.min(upper.time, point.value));
       }
       if ((await nonFinalFiles(ws.exportsDir, ws.snapshotsDir)).length > 0) {
         figures.killsMidWrite += 1;
