@@ -11,7 +11,7 @@
  */
 // The bare baseline needs undici itself; only the benchmarks and src/api/http-transport.ts send through it.
 import { Agent, request } from 'undici';
-import { measured, onLanesWhileListing, printResult, runChildMain } from './child-measure.js';
+import { measureListingAndFetching, printResult, runChildMain } from './child-measure.js';
 
 interface Job {
   baseUrl: string;
@@ -44,18 +44,11 @@ async function main(): Promise<void> {
     }
   }
 
-  const {
-    value: profiles,
-    elapsedMs,
-    cpuMs,
-    threads,
-  } = await measured(() =>
-    onLanesWhileListing(pages(), job.concurrency, (domain) =>
-      getJson(`/domains/${encodeURIComponent(domain)}`),
-    ),
+  const result = await measureListingAndFetching(pages(), job.concurrency, (domain) =>
+    getJson(`/domains/${encodeURIComponent(domain)}`),
   );
   await dispatcher.close();
-  printResult({ elapsedMs, cpuMs, threads, profiles });
+  printResult(result);
 }
 
 runChildMain(main);

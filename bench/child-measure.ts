@@ -76,6 +76,20 @@ export async function onLanesWhileListing<T>(
   return items.length;
 }
 
+/**
+ * {@link onLanesWhileListing}, {@link measured}: the wall, CPU and per-thread time of listing and
+ * fetching, from the first request to the last, and the number of profiles, as a baseline child
+ * prints them.
+ */
+export async function measureListingAndFetching<T>(
+  pages: AsyncIterable<readonly T[]>,
+  concurrency: number,
+  fetch: (item: T) => Promise<unknown>,
+): Promise<Omit<Measured<number>, 'value'> & { profiles: number }> {
+  const { value, ...times } = await measured(() => onLanesWhileListing(pages, concurrency, fetch));
+  return { ...times, profiles: value };
+}
+
 /** Prints the child's one JSON line for the parent, with this process's own peak RSS. */
 export function printResult(fields: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ ...fields, maxRssMb: ownPeakRssMb() })}\n`);

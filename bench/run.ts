@@ -10,6 +10,8 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { snapshotE2eFigures, snapshotE2eNotes } from './snapshot-e2e-report.js';
 import { markdownTable } from './stats.js';
+// One loopback round of a sync result (results since 2026-11-27T04; older ones have none).
+import type { LatencyRound as LoopbackRound } from './sync.js';
 import { WRITER_COMMIT_AFTER_MS, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -607,16 +609,6 @@ function simulatorSpeedNote(r: {
       .join(', ') +
     ': a sign that the machine was slower while that sync ran, so its ratio says that much less about the code.'
   );
-}
-
-/** One loopback round of a sync result (results since 2026-11-27T04; older ones have none). */
-interface LoopbackRound {
-  ratio: number;
-  cpuRatio: number;
-  syncProfilesPerSecond: number;
-  syncCpuUsPerProfile: number;
-  bareUndiciRuns: [number, number];
-  bareUndiciCpuUsPerProfile: number;
 }
 
 /**

@@ -16,7 +16,7 @@ import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
-import { measured, onLanesWhileListing, printResult, runChildMain } from './child-measure.js';
+import { measured, measureListingAndFetching, printResult, runChildMain } from './child-measure.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
@@ -60,16 +60,11 @@ async function main(): Promise<void> {
       for await (const page of client.iterateDomainPages({}, { perPage: 500 }))
         yield page.domains.map((summary) => summary.domain_normalized);
     }
-    const {
-      value: profiles,
-      elapsedMs,
-      cpuMs,
-      threads,
-    } = await measured(() =>
-      onLanesWhileListing(pages(), job.concurrency, (domain) => client.getDomain(domain)),
+    const result = await measureListingAndFetching(pages(), job.concurrency, (domain) =>
+      client.getDomain(domain),
     );
     await client.close();
-    printResult({ elapsedMs, cpuMs, threads, profiles });
+    printResult(result);
     return;
   }
   const ctx = await openRunContext({ config, apiKey: job.apiKey });
