@@ -310,7 +310,6 @@ async function measureAtLatency(
       full: ChildOutput;
       syncDir: string;
       bareUndici: RateFigures;
-      runs: [number, number];
       round: LatencyRound;
     }> = [];
     for (let i = 0; i < rounds; i++) {
@@ -319,19 +318,17 @@ async function measureAtLatency(
       const full = await runChild({ ...base, mode: 'sync-full', dir: syncDir });
       const undiciAfter = rateFigures(await runChild(base, BARE_UNDICI_CHILD));
       const bareUndici = meanFigures(undiciBefore, undiciAfter);
-      const runs: [number, number] = [undiciBefore.profilesPerSecond, undiciAfter.profilesPerSecond];
-      const syncCpuUsPerProfile = Math.round((full.cpuMs * 1000) / full.profiles);
+      const sync = rateFigures(full);
       measured.push({
         full,
         syncDir,
         bareUndici,
-        runs,
         round: {
           ratio: round(rateOf(full) / bareUndici.profilesPerSecond, 3),
-          cpuRatio: round(syncCpuUsPerProfile / bareUndici.cpuUsPerProfile, 2),
-          syncProfilesPerSecond: Math.round(rateOf(full)),
-          syncCpuUsPerProfile,
-          bareUndiciRuns: runs,
+          cpuRatio: round(sync.cpuUsPerProfile / bareUndici.cpuUsPerProfile, 2),
+          syncProfilesPerSecond: sync.profilesPerSecond,
+          syncCpuUsPerProfile: sync.cpuUsPerProfile,
+          bareUndiciRuns: [undiciBefore.profilesPerSecond, undiciAfter.profilesPerSecond],
           bareUndiciCpuUsPerProfile: bareUndici.cpuUsPerProfile,
         },
       });
@@ -350,7 +347,7 @@ async function measureAtLatency(
         domains,
         full: rateFigures(median.full),
         bareUndici: median.bareUndici,
-        bareUndiciRuns: median.runs,
+        bareUndiciRuns: median.round.bareUndiciRuns,
         bareLoop: rateFigures(bare),
         ratio: median.round.ratio,
         clientRatio: round(rateOf(median.full) / rateOf(bare), 3),

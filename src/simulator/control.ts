@@ -1,7 +1,7 @@
 import { parseFilters } from './filters.js';
 import { reconfirm } from './jobs.js';
 import type { SimService } from './service.js';
-import { BASE_PATH, recentEntries } from './service.js';
+import { BASE_PATH } from './service.js';
 import type { CanonicalFilter, FaultRule, SimulatorControl, TruthProfile, UrlStyle } from './types.js';
 import { CANONICAL_FILTERS } from './types.js';
 
@@ -58,12 +58,12 @@ export function createControl(service: SimService): SimulatorControl {
     faultStats: () => service.faults.stats(),
     usage: () => {
       service.tick();
-      return recentEntries(service.usageLog, service.options.logLimit).map((e) => ({ ...e }));
+      return service.usageLog.entries().map((e) => ({ ...e }));
     },
-    requests: () => recentEntries(service.requestLog, service.options.logLimit).map((e) => ({ ...e })),
+    requests: () => service.requestLog.entries().map((e) => ({ ...e })),
     resetLogs() {
-      service.usageLog = [];
-      service.requestLog = [];
+      service.usageLog.clear();
+      service.requestLog.clear();
       service.faults.resetStats();
     },
     account: () => {

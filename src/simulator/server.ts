@@ -9,7 +9,7 @@ import { createControl, handleControlRequest } from './control.js';
 import { isoFromMs } from '../util/time.js';
 import { errorBody, templateOf } from './request.js';
 import type { SimRequest, SimResponse } from './request.js';
-import { appendBounded, BASE_PATH, SimService } from './service.js';
+import { BASE_PATH, SimService } from './service.js';
 import type { FaultRule, RequestEntry, RunningSimulator, SimulatorOptions, UsageEntry } from './types.js';
 
 const MAX_BODY_BYTES = 1_000_000;
@@ -80,7 +80,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       authValid: auth.valid,
     };
     if (body !== undefined) entry.body = body;
-    appendBounded(service.requestLog, entry, service.options.logLimit);
+    service.requestLog.push(entry);
     logger.debug('simulator request', { method, path: entry.path });
 
     const decision = service.faults.decide(method, path);
@@ -132,7 +132,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (usage.domain !== undefined) entry.domain = usage.domain;
     if (usage.exportId !== undefined) entry.exportId = usage.exportId;
     if (usage.runId !== undefined) entry.runId = usage.runId;
-    appendBounded(service.usageLog, entry, service.options.logLimit);
+    service.usageLog.push(entry);
     return entry;
   }
 

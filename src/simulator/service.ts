@@ -1,3 +1,4 @@
+import { BoundedLog } from './bounded-log.js';
 import { Catalogue } from './catalogue.js';
 import { CompanyEndpoints } from './companies.js';
 import { exportChunks, exportContentType, exportFileName } from './export-file.js';
@@ -68,27 +69,12 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
 }
 
 /** Default of {@link SimulatorOptions.logLimit}. */
-export const DEFAULT_LOG_LIMIT = 100_000;
+const DEFAULT_LOG_LIMIT = 100_000;
 
 function checkLogLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1)
     throw new RangeError(`simulator logLimit must be a positive integer, got ${String(limit)}`);
   return limit;
-}
-
-/**
- * Appends `entry` to `log`, which keeps its most recent `limit` entries. Trimmed a tenth of the
- * limit at a time, so the copying costs a few element moves per entry; until the next trim the
- * array may hold up to that many more, which {@link recentEntries} leaves out.
- */
-export function appendBounded<T>(log: T[], entry: T, limit: number): void {
-  log.push(entry);
-  if (log.length > limit + Math.max(1, Math.floor(limit / 10))) log.splice(0, log.length - limit);
-}
-
-/** The most recent `limit` entries of a log kept by {@link appendBounded}. */
-export function recentEntries<T>(log: readonly T[], limit: number): readonly T[] {
-  return log.length > limit ? log.slice(log.length - limit) : log;
 }
 
 function checkDurationRange(range: readonly [number, number]): readonly [number, number] {
@@ -116,8 +102,8 @@ export class SimService {
   /** Renders canonical views for `control.truth`. */
   readonly canonical: Renderer;
   readonly faults: FaultInjector;
-  usageLog: UsageEntry[] = [];
-  requestLog: RequestEntry[] = [];
+  readonly usageLog: BoundedLog<UsageEntry>;
+  readonly requestLog: BoundedLog<RequestEntry>;
   clockOffsetMs = 0;
   origin = '';
   urlStyle: { pollUrl: UrlStyle; downloadUrl: UrlStyle } = { pollUrl: 'path', downloadUrl: 'path' };
@@ -128,6 +114,8 @@ export class SimService {
   constructor(options: SimulatorOptions = {}) {
     this.options = resolveOptions(options);
     const o = this.options;
+    this.usageLog = new BoundedLog(o.logLimit);
+    this.requestLog = new BoundedLog(o.logLimit);
     this.catalogue = new Catalogue({
       seed: o.seed,
       domains: o.domains,
