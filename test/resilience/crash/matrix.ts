@@ -20,6 +20,7 @@ import type { CliRun, KillTrigger } from '../../helpers/cli.js';
 import { clockAheadImport } from './clock-ahead.js';
 import {
   FINAL_EXPORT_FILE,
+  hasTable,
   killStage,
   listFiles,
   nonFinalFiles,
@@ -268,13 +269,15 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
     process.stderr.write(
       `${scenario.pipeline} fault-free: ${Math.round(clean.elapsedMs)} ms, work from ${workStartMs} ms, ${cleanRequests} requests\n`,
     );
-  const upper = { request: Math.max(1, cleanRequests), time: clean.elapsedMs };
-  // Time kill points are drawn between when the work started and when the run ended in the
-  // fault-free run. Both move on a loaded machine (start-up takes longer, or the run ends
-  // sooner), so a time kill that lands before the run started raises the lower bound to it, and
-  // one that lands after the run finished lowers the upper bound, as a run that ends before its
-  // kill point does below: each trial's kill then aims at the work, not at start-up or exit.
-  let lowerTime = workStartMs;
+  // A time kill point is an offset from when the trial's own work started (its pipeline_runs row
+  // appeared), drawn within how long the work took in the fault-free run. Counted from the
+  // spawn, as before, it missed the work on a loaded machine, where one run's start-up can
+  // outlast another's whole work. A kill that lands after the work, or a run that ends before
+  // its kill point, lowers the bound, as for request kill points.
+  const upper = {
+    request: Math.max(1, cleanRequests),
+    time: Math.max(1, clean.elapsedMs - workStartMs),
+  };
   const figures: MatrixFigures = {
     pipeline: scenario.pipeline,
     seed: CRASH_SEED,
@@ -299,14 +302,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
   const draw = (): KillPoint => {
     const kind = scenario.triggers[Math.floor(random() * scenario.triggers.length)]!;
     if (kind === 'request') return { kind, value: 1 + Math.floor(random() * upper.request) };
-    if (kind === 'time') {
-      // Between the latest start-up kill and the earliest kill after the work. The two come from
-      // different runs, and on a loaded machine one run's start-up can outlast another's whole
-      // work, so the bounds may cross; the transition is then between them all the same.
-      const low = Math.min(lowerTime, upper.time);
-      const high = Math.max(lowerTime, upper.time);
-      return { kind, value: Math.round(low + random() * (high - low)) };
-    }
+    if (kind === 'time') return { kind, value: Math.round(random() * upper.time) };
     return { kind, value: Math.round(random() * 20) };
   };
 
@@ -339,7 +335,7 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
         if (k === 0) {
           if (point.kind === 'request')
             upper.request = Math.max(1, Math.floor((ws.sim.control.requests().length - before) * 0.9));
-          if (point.kind === 'time') upper.time = Math.max(1, outcome.elapsedMs * 0.9);
+          if (point.kind === 'time') upper.time = Math.max(1, point.value * 0.9);
         }
         break;
       }
@@ -352,10 +348,8 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
       if (stage === 'mid-run') figures.killsMidRun += 1;
       else if (stage === 'startup') figures.killsAtStartup += 1;
       else figures.killsAfterFinish += 1;
-      if (k === 0 && point.kind === 'time') {
-        if (stage === 'startup') lowerTime = Math.max(lowerTime, point.value);
-        if (stage === 'after-finish') upper.time = Math.max(1, Math.min(upper.time, point.value));
-      }
+      if (k === 0 && point.kind === 'time' && stage === 'after-finish')
+        upper.time = Math.max(1, Math.min(upper.time, point.value));
       if ((await nonFinalFiles(ws.exportsDir, ws.snapshotsDir)).length > 0) {
         figures.killsMidWrite += 1;
         points[points.length - 1] += ' (temp file left)';
@@ -416,9 +410,33 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
   return figures;
 }
 
+/**
+ * The highest pipeline_runs id in the mirror; 0 when there is none, no mirror yet, or the child
+ * holds it locked while it creates the schema (read again on the next tick).
+ */
+function lastRunId(dbPath: string): number {
+  try {
+    if (!hasTable(dbPath, 'pipeline_runs')) return 0;
+    return queryMirror<{ id: number | null }>(dbPath, 'SELECT max(id) AS id FROM pipeline_runs')[0]?.id ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
 function trigger(point: KillPoint, ws: Workspace, requestsBefore: number): KillTrigger {
   if (point.kind === 'request') return () => ws.sim.control.requests().length - requestsBefore >= point.value;
-  if (point.kind === 'time') return (elapsedMs) => elapsedMs >= point.value;
+  if (point.kind === 'time') {
+    // The trial's run is the first pipeline_runs row after the ones already there.
+    const runsBefore = lastRunId(ws.dbPath);
+    let workSeenAt: number | null = null;
+    return (elapsedMs) => {
+      if (workSeenAt === null) {
+        if (lastRunId(ws.dbPath) <= runsBefore) return false;
+        workSeenAt = elapsedMs;
+      }
+      return elapsedMs - workSeenAt >= point.value;
+    };
+  }
   // Only a temporary file this process made counts: a killed predecessor may have left one.
   let existing: Set<string> | null = null;
   let seenAt: number | null = null;
