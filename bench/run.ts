@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { snapshotE2eFigures, snapshotE2eNotes } from './snapshot-e2e-report.js';
 import { markdownTable } from './stats.js';
 // One loopback round of a sync result (results since 2026-11-27T04; older ones have none).
-import type { LatencyRound as LoopbackRound } from './sync.js';
+import type { LatencyRound } from './sync.js';
 import { WRITER_COMMIT_AFTER_MS, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -274,7 +274,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             '. ' +
             'In the before/after table at the end of this page, the older sync ratios were against the client loop. ' +
             baselineRunsNote(r) +
-            loopbackRoundsNote(r) +
+            roundsNote(r) +
             simulatorSpeedNote(r),
           `Target (a) is judged with the service ${r.remote.latencyMs} ms away: the simulator delays every ` +
             'request by a timer, for the bare undici loop and the sync alike. The service is remote, so each ' +
@@ -611,23 +611,53 @@ function simulatorSpeedNote(r: {
   );
 }
 
+/** What {@link roundsNote} reads of a sync result: the rounds of each target point. */
+interface TargetRounds {
+  concurrency: number;
+  loopbackRounds?: LatencyRound[];
+  remote: { latencyMs: number; rounds?: LatencyRound[] };
+  remoteHigh: { latencyMs: number; concurrency: number; rounds?: LatencyRound[] };
+}
+
 /**
- * The sync note on the loopback point's rounds: each round's rate and CPU ratios, and which one
- * the figures are (empty for results without rounds).
+ * The sync note on the target points' rounds: each round's rate and CPU ratios, and which one the
+ * figures are (empty for results without rounds: before 2026-11-27 every point ran once, and
+ * before 2026-11-27T08:00Z the points with latency still did).
  */
-function loopbackRoundsNote(r: { loopbackRatio: number; loopbackRounds?: LoopbackRound[] }): string {
-  const rounds = r.loopbackRounds ?? [];
-  if (rounds.length < 2) return '';
-  const ratios = (pick: (x: LoopbackRound) => number, digits: number): string =>
+function roundsNote(r: TargetRounds): string {
+  const list = (rounds: LatencyRound[], pick: (x: LatencyRound) => number, digits: number): string =>
     rounds.map((x) => fmt(pick(x), digits)).join(', ');
-  return (
-    ` On loopback the sync and its baseline's two undici loop runs are measured in ${rounds.length} rounds, one after ` +
-    'another, because with no latency every run competes with whatever else this shared machine is doing; ' +
-    `the loopback and CPU figures are the round with the median rate ratio. The rounds' rate ratios were ` +
-    `${ratios((x) => x.ratio, 3)}, their CPU ratios ${ratios((x) => x.cpuRatio, 2)} ` +
-    `(sync ${rounds.map((x) => `${x.syncProfilesPerSecond}/s at ${x.syncCpuUsPerProfile} µs`).join(', ')}; ` +
-    `undici loop ${rounds.map((x) => `${x.bareUndiciRuns[0]} and ${x.bareUndiciRuns[1]}/s at ${x.bareUndiciCpuUsPerProfile} µs`).join(', ')}).`
-  );
+  const loopback = r.loopbackRounds ?? [];
+  const latencyPoints = [
+    { name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`, rounds: r.remote.rounds ?? [] },
+    {
+      name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`,
+      rounds: r.remoteHigh.rounds ?? [],
+    },
+  ].filter((p) => p.rounds.length >= 2);
+  let note = '';
+  if (loopback.length >= 2)
+    note +=
+      ` On loopback the sync and its baseline's two undici loop runs are measured in ${loopback.length} rounds, one after ` +
+      'another, because with no latency every run competes with whatever else this shared machine is doing; ' +
+      `the loopback and CPU figures are the round with the median rate ratio. The rounds' rate ratios were ` +
+      `${list(loopback, (x) => x.ratio, 3)}, their CPU ratios ${list(loopback, (x) => x.cpuRatio, 2)} ` +
+      `(sync ${loopback.map((x) => `${x.syncProfilesPerSecond}/s at ${x.syncCpuUsPerProfile} µs`).join(', ')}; ` +
+      `undici loop ${loopback.map((x) => `${x.bareUndiciRuns[0]} and ${x.bareUndiciRuns[1]}/s at ${x.bareUndiciCpuUsPerProfile} µs`).join(', ')}).`;
+  if (latencyPoints.length > 0)
+    note +=
+      ' The target points with latency are measured in rounds too (single runs of them moved by up to 0.08 of the ' +
+      "ratio from one bench run to the next), each reporting its round with the median ratio; the rounds' " +
+      'ratios were ' +
+      latencyPoints
+        .map(
+          ({ name, rounds }) =>
+            `${list(rounds, (x) => x.ratio, 3)} ${name} (sync ${rounds.map((x) => `${x.syncProfilesPerSecond}/s`).join(', ')}; ` +
+            `undici loop ${rounds.map((x) => `${x.bareUndiciRuns[0]} and ${x.bareUndiciRuns[1]}/s`).join(', ')})`,
+        )
+        .join(', ') +
+      '.';
+  return note;
 }
 
 /** What {@link baselineRunsNote} reads of a sync result: the undici loop's two runs at each point. */

@@ -12,8 +12,8 @@
  *     more CPU per profile than the undici loop, which flattered the CPU ratio and the CPU-bound
  *     loopback one (at concurrency 32 with latency it was the faster of the two). The undici loop
  *     runs right before and right after the sync at each point (the client loop after both), and
- *     the ratios are against the mean of its two runs (since 2026-11-27); the loopback point
- *     is measured in {@link LOOPBACK_ROUNDS} such rounds and reports the median one;
+ *     the ratios are against the mean of its two runs (since 2026-11-27); each target point is
+ *     measured in {@link TARGET_ROUNDS} such rounds and reports the median one;
  * (a') CPU per profile of the sync process against the bare undici loop's, no latency (target ≤ 2.5×);
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
@@ -56,12 +56,15 @@ const SWEEP_LATENCIES_MS = [2, 5] as const;
 /** Catalogue size of the sweep points. @default 20000 */
 const SWEEP_DOMAINS = 20_000;
 /**
- * Rounds of the loopback point (undici loop, sync, undici loop each). With no latency the sync and
- * the simulator share this machine's two cores, so a run's rate follows whatever else the shared
- * machine does: one round's baseline runs have been 56 % apart. The point reports the round with
- * the median ratio, and every round's ratios beside it.
+ * Rounds of each target point (loopback, and the service {@link SERVICE_LATENCY_MS} ms away at
+ * both concurrencies): undici loop, sync, undici loop each. The sync and the simulator share this
+ * machine's two cores, so a run's rate follows whatever else the shared machine does: one
+ * loopback round's baseline runs have been 56 % apart, and single runs of the 10 ms points moved
+ * by 0.08 of the ratio from one bench run to the next (docs/benchmarks.md). Each point reports the
+ * round with the median ratio, and every round's ratios beside it. The sweep points, which have
+ * no target, run once.
  */
-export const LOOPBACK_ROUNDS = 3;
+export const TARGET_ROUNDS = 3;
 
 export interface SyncBenchOptions {
   /** @default 100000 */
@@ -95,8 +98,8 @@ export interface LatencyPoint {
   /** full / bare client loop profiles per second. */
   clientRatio: number;
   /**
-   * When the point was measured in more than one round (loopback, {@link LOOPBACK_ROUNDS}): each
-   * round, in the order run. The figures above are those of the round with the median ratio.
+   * When the point was measured in more than one round (the target points, {@link TARGET_ROUNDS}):
+   * each round, in the order run. The figures above are those of the round with the median ratio.
    */
   rounds?: LatencyRound[];
 }
@@ -148,7 +151,7 @@ export interface SyncBenchResult {
   loopbackRatio: number;
   /** full / bare client loop with no latency. */
   loopbackClientRatio: number;
-  /** The loopback point's rounds (see {@link LOOPBACK_ROUNDS}); the figures above are the median one's. */
+  /** The loopback point's rounds (see {@link TARGET_ROUNDS}); the figures above are the median one's. */
   loopbackRounds: LatencyRound[];
   /** Target (a): the run with the service {@link SERVICE_LATENCY_MS} ms away, on the full catalogue. */
   remote: LatencyPoint;
@@ -412,7 +415,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       point: loopback,
       syncDir,
       fullMaxRssMb,
-    } = await measureAtLatency(sim, 0, domains, dir, concurrency, LOOPBACK_ROUNDS);
+    } = await measureAtLatency(sim, 0, domains, dir, concurrency, TARGET_ROUNDS);
 
     sim.control.advanceClock(86_400_000);
     const all = sim.control.truth.listDomains();
@@ -431,8 +434,16 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     const profileRequests = usage.filter((u) => u.endpoint === 'GET /domains/:domain').length;
     const listingPages = usage.filter((u) => u.endpoint === 'GET /domains').length;
 
-    const remote = (await measureAtLatency(sim, SERVICE_LATENCY_MS, domains, dir, concurrency)).point;
-    const high = await measureAtLatency(sim, SERVICE_LATENCY_MS, domains, dir, HIGH_CONCURRENCY);
+    const remote = (await measureAtLatency(sim, SERVICE_LATENCY_MS, domains, dir, concurrency, TARGET_ROUNDS))
+      .point;
+    const high = await measureAtLatency(
+      sim,
+      SERVICE_LATENCY_MS,
+      domains,
+      dir,
+      HIGH_CONCURRENCY,
+      TARGET_ROUNDS,
+    );
     const remoteHigh = { ...high.point, concurrency: HIGH_CONCURRENCY };
     const sweep: LatencyPoint[] = [];
     const small = await startSimulator({ domains: SWEEP_DOMAINS, seed: 1 });
