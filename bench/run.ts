@@ -438,7 +438,17 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               'were fetched, instead of after the last one, ended the run sooner (0.9 s after its last fetch ' +
               'instead of about 3 s, 100,000 domains) but slowed the fetching of those profiles about as much: ' +
               'in alternating runs on 2026-11-25 it made 1,837, 1,893, 1,750, 1,699 and 1,625 profiles/s against ' +
-              '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. How busy the ' +
+              '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. Where the ' +
+              'rest of the gap is, from one CLI sync timed by its own log lines on 2026-11-27 (100,000 domains, ' +
+              "concurrency 32, 10 ms): it fetched at about 2,140 profiles/s, 0.90 of this run's undici loop, " +
+              'and after its last profile it took another 3.0 s, 6 % of its 50.7 s: 0.5 s for the writer ' +
+              'thread to write its last batches and 2.3 s to build the 8 indexes set aside. Setting aside only ' +
+              'the 3 keyed by domain (whose entries a load scatters over the index) and keeping the 5 keyed by ' +
+              'time, removal, jurisdiction or category up to date during the load (a first sync writes those ' +
+              'in order) moved the build cost to the writer thread during the fetching: in alternating runs ' +
+              'the same day (100,000 domains, three each) the writer took 256–274 against 220–256 µs per ' +
+              'profile and the rate was 2,025–2,139 against 1,978–2,098 profiles/s, inside the spread, so it ' +
+              'was not kept either. How busy the ' +
               "machine's cores are moves this figure most: against the bare client loop it measured 0.863 on " +
               '2026-11-25 at 15:58 on an AMD EPYC machine, when that loop took 82 µs of CPU per profile; in this run it took ' +
               `${r.bareLoop.cpuUsPerProfile} µs and the ratio to it was ${fmt(r.remoteHigh.clientRatio, 3)}.`,
