@@ -440,9 +440,11 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               'in alternating runs on 2026-11-25 it made 1,837, 1,893, 1,750, 1,699 and 1,625 profiles/s against ' +
               '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. Where the ' +
               'rest of the gap is, from one CLI sync timed by its own log lines on 2026-11-27 (100,000 domains, ' +
-              "concurrency 32, 10 ms): it fetched at about 2,140 profiles/s, 0.90 of this run's undici loop, " +
-              'and after its last profile it took another 3.0 s, 6 % of its 50.7 s: 0.5 s for the writer ' +
-              'thread to write its last batches and 2.3 s to build the 8 indexes set aside. Setting aside only ' +
+              "concurrency 32, 10 ms): it fetched at about 2,140 profiles/s, 0.90 of the undici loop's 2,366/s " +
+              "in that day's bench run, and after its last profile it took another 3.0 s, 6 % of its 50.7 s: " +
+              'about 0.5 s for the writer thread to write its last batches (estimated from the rate in its ' +
+              'progress log) and 2.3 s to build the 8 indexes set aside; a second run, timed at those points, ' +
+              'took 0.34 s and 2.2 s. Setting aside only ' +
               'the 3 keyed by domain (whose entries a load scatters over the index) and keeping the 5 keyed by ' +
               'time, removal, jurisdiction or category up to date during the load (a first sync writes those ' +
               'in order) moved the build cost to the writer thread during the fetching: in alternating runs ' +
