@@ -634,7 +634,7 @@ interface TargetRounds {
 /**
  * The sync note on the target points' rounds: each round's rate and CPU ratios, and which one the
  * figures are (empty for results without rounds: before 2026-11-27 every point ran once, and
- * before 2026-11-27T08:00Z the points with latency still did).
+ * before 2026-11-27T07:00Z the points with latency still did).
  */
 function roundsNote(r: TargetRounds): string {
   const list = (rounds: LatencyRound[], pick: (x: LatencyRound) => number, digits: number): string =>

@@ -311,6 +311,7 @@ async function measureAtLatency(
     // after all of them, so that nothing else stands between the target's two sides.
     const measured: Array<{
       full: ChildOutput;
+      sync: RateFigures;
       syncDir: string;
       bareUndici: RateFigures;
       round: LatencyRound;
@@ -324,6 +325,7 @@ async function measureAtLatency(
       const sync = rateFigures(full);
       measured.push({
         full,
+        sync,
         syncDir,
         bareUndici,
         round: {
@@ -348,7 +350,7 @@ async function measureAtLatency(
       point: {
         latencyMs,
         domains,
-        full: rateFigures(median.full),
+        full: median.sync,
         bareUndici: median.bareUndici,
         bareUndiciRuns: median.round.bareUndiciRuns,
         bareLoop: rateFigures(bare),

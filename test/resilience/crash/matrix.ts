@@ -20,7 +20,6 @@ import type { CliRun, KillTrigger } from '../../helpers/cli.js';
 import { clockAheadImport } from './clock-ahead.js';
 import {
   FINAL_EXPORT_FILE,
-  hasTable,
   killStage,
   listFiles,
   nonFinalFiles,
@@ -411,15 +410,16 @@ export async function runCrashMatrix(scenario: CrashScenario, requiredKills: num
 }
 
 /**
- * The highest pipeline_runs id in the mirror; 0 when there is none, no mirror yet, or the child
- * holds it locked while it creates the schema (read again on the next tick).
+ * The highest pipeline_runs id in the mirror; 0 when there is none, no mirror or table yet, or
+ * the child holds it locked while it creates the schema (read again on the next tick). One
+ * connection per call: the kill trigger calls this every millisecond until the work starts.
  */
 function lastRunId(dbPath: string): number {
+  if (!existsSync(dbPath)) return 0;
   try {
-    if (!hasTable(dbPath, 'pipeline_runs')) return 0;
     return queryMirror<{ id: number | null }>(dbPath, 'SELECT max(id) AS id FROM pipeline_runs')[0]?.id ?? 0;
   } catch {
-    return 0;
+    return 0; // no such table yet, or locked
   }
 }
 
