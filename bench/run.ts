@@ -10,7 +10,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { snapshotE2eFigures, snapshotE2eNotes } from './snapshot-e2e-report.js';
 import { markdownTable } from './stats.js';
-// One loopback round of a sync result (results since 2026-11-27T04; older ones have none).
+// One round of a sync target point (loopback since 2026-11-27T04, the 10 ms points since 07:00).
 import type { LatencyRound } from './sync.js';
 import { WRITER_COMMIT_AFTER_MS, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
 
@@ -579,6 +579,24 @@ function uploadFigures(u: {
   ];
 }
 
+/** The two target points with the service some ms away, as a sync result holds them. */
+interface LatencyTargets<P> {
+  concurrency: number;
+  remote: P & { latencyMs: number };
+  remoteHigh: P & { latencyMs: number; concurrency: number };
+}
+
+/** {@link LatencyTargets}' points with the name the notes give them ("at 10 ms and concurrency 8"). */
+function latencyTargets<P>(r: LatencyTargets<P>): Array<{ name: string; point: P }> {
+  return [
+    { name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`, point: r.remote },
+    {
+      name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`,
+      point: r.remoteHigh,
+    },
+  ];
+}
+
 /** What {@link simulatorSpeedNote} reads of one point: the simulator's CPU per profile on each side. */
 interface SimulatorCpu {
   full: { simulatorCpuUsPerProfile: number };
@@ -593,16 +611,9 @@ interface SimulatorCpu {
  * left out); more than 15 % higher during the sync is a sign that the machine (shared, and its
  * speed swings) was slower while the sync ran. Empty when no point differs that much.
  */
-function simulatorSpeedNote(r: {
-  concurrency: number;
-  remote: SimulatorCpu & { latencyMs: number };
-  remoteHigh: SimulatorCpu & { latencyMs: number; concurrency: number };
-}): string {
-  const points = [
-    { name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`, p: r.remote },
-    { name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`, p: r.remoteHigh },
-  ]
-    .map(({ name, p }) => ({
+function simulatorSpeedNote(r: LatencyTargets<SimulatorCpu>): string {
+  const points = latencyTargets(r)
+    .map(({ name, point: p }) => ({
       name,
       sync: p.full.simulatorCpuUsPerProfile,
       bare: p.bareUndici.simulatorCpuUsPerProfile,
@@ -624,11 +635,8 @@ function simulatorSpeedNote(r: {
 }
 
 /** What {@link roundsNote} reads of a sync result: the rounds of each target point. */
-interface TargetRounds {
-  concurrency: number;
+interface TargetRounds extends LatencyTargets<{ rounds?: LatencyRound[] }> {
   loopbackRounds?: LatencyRound[];
-  remote: { latencyMs: number; rounds?: LatencyRound[] };
-  remoteHigh: { latencyMs: number; concurrency: number; rounds?: LatencyRound[] };
 }
 
 /**
@@ -640,13 +648,9 @@ function roundsNote(r: TargetRounds): string {
   const list = (rounds: LatencyRound[], pick: (x: LatencyRound) => number, digits: number): string =>
     rounds.map((x) => fmt(pick(x), digits)).join(', ');
   const loopback = r.loopbackRounds ?? [];
-  const latencyPoints = [
-    { name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`, rounds: r.remote.rounds ?? [] },
-    {
-      name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`,
-      rounds: r.remoteHigh.rounds ?? [],
-    },
-  ].filter((p) => p.rounds.length >= 2);
+  const latencyPoints = latencyTargets(r)
+    .map(({ name, point }) => ({ name, rounds: point.rounds ?? [] }))
+    .filter((p) => p.rounds.length >= 2);
   let note = '';
   if (loopback.length >= 2)
     note +=
@@ -673,11 +677,8 @@ function roundsNote(r: TargetRounds): string {
 }
 
 /** What {@link baselineRunsNote} reads of a sync result: the undici loop's two runs at each point. */
-interface BaselineRuns {
-  concurrency: number;
+interface BaselineRuns extends LatencyTargets<{ bareUndiciRuns?: [number, number] }> {
   bareUndiciRuns?: [number, number];
-  remote: { latencyMs: number; bareUndiciRuns?: [number, number] };
-  remoteHigh: { latencyMs: number; concurrency: number; bareUndiciRuns?: [number, number] };
   sweep: Array<{ latencyMs: number; bareUndiciRuns?: [number, number] }>;
 }
 
@@ -688,16 +689,7 @@ interface BaselineRuns {
 function baselineRunsNote(r: BaselineRuns): string {
   const points = [
     { name: 'on loopback', target: true, runs: r.bareUndiciRuns },
-    {
-      name: `at ${r.remote.latencyMs} ms and concurrency ${r.concurrency}`,
-      target: true,
-      runs: r.remote.bareUndiciRuns,
-    },
-    {
-      name: `at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency}`,
-      target: true,
-      runs: r.remoteHigh.bareUndiciRuns,
-    },
+    ...latencyTargets(r).map(({ name, point }) => ({ name, target: true, runs: point.bareUndiciRuns })),
     ...r.sweep.map((p) => ({
       name: `at ${p.latencyMs} ms and concurrency ${r.concurrency}`,
       target: false,
