@@ -1,6 +1,7 @@
 import { PROFILE_BODY_MEMBER } from '../src/api/index.js';
 import type { DomainFilters, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
+import { finishBaseline, openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
 import { openProfileWriter } from '../src/mirror/profile-writer.js';
@@ -55,6 +56,11 @@ export interface SyncStats {
    * (src/mirror/store/deferred-indexes.ts); 0 when the mirror had domains.
    */
   indexesDeferred: number;
+  /**
+   * Whether the mirror's baseline was open during this run (its first sync, or the resumption of
+   * one: src/mirror/store/baseline.ts): licences and payment methods found got no `added` rows.
+   */
+  baseline: boolean;
 }
 
 const PIPELINE = 'sync';
@@ -94,6 +100,7 @@ export async function syncPipeline(
     driftDetected: false,
     watermark: null,
     indexesDeferred: 0,
+    baseline: false,
   };
   return runPipeline(
     ctx,
@@ -110,6 +117,13 @@ export async function syncPipeline(
           {
             indexes: stats.indexesDeferred,
           },
+        );
+      }
+      // The first sync of an empty mirror is its baseline: no `added` change_log rows for what it finds.
+      stats.baseline = openBaselineIfEmpty(run.ctx.mirror, run.startedAt, run.id);
+      if (stats.baseline) {
+        run.ctx.logger.info(
+          "mirror baseline: this sync's licences and payment methods are where change_log starts, not additions",
         );
       }
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
@@ -266,6 +280,9 @@ class SyncRun {
           runStartedAt: this.startedAt,
         }).marked;
       }
+      // The baseline ends with the first pass that fetched every profile it listed as due; the
+      // profiles of a stopped run are fetched by the next one, still in the baseline.
+      if (stats.baseline && this.fetchProfiles) finishBaseline(ctx.mirror, isoFromMs(ctx.clock()));
       // The watermark advances only now, after every row it covers is committed.
       // It is the service's own last_enriched_at, so our clock's skew does not matter.
       const watermark = maxIso(state?.watermark ?? null, this.maxListedEnrichedAt);

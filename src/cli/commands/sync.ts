@@ -38,6 +38,11 @@ export async function syncCommand(ctx: CommandContext, flags: SyncFlags): Promis
             `  empty mirror: loaded first, then built ${s.indexesDeferred} indexes of licences, payment methods and change_log`,
           ]
         : []),
+      ...(s.baseline
+        ? [
+            "  the mirror's baseline: change_log records changes from this sync on, not the licences and payment methods it found",
+          ]
+        : []),
       ...result.failures.slice(0, 20).map((f) => `  failed: ${f.item}: ${f.code}: ${f.message}`),
       ...(result.failures.length > 20 ? [`  … and ${result.failures.length - 20} more failures`] : []),
       ...(result.error ? [`  stopped: ${result.error.code}: ${result.error.message}`] : []),

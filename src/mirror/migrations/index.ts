@@ -5,6 +5,7 @@ import * as m0003 from './0003_change_log_by_store.js';
 import * as m0004 from './0004_dashboard_read_indexes.js';
 import * as m0005 from './0005_add_change_seq.js';
 import * as m0006 from './0006_deferred_indexes.js';
+import * as m0007 from './0007_baseline.js';
 
 /**
  * Every migration of the mirror, by name, in order. Listed in code (not read from a folder at
@@ -17,6 +18,7 @@ export const MIRROR_MIGRATIONS: Readonly<Record<string, Migration>> = Object.fre
   '0004_dashboard_read_indexes': m0004,
   '0005_add_change_seq': m0005,
   '0006_deferred_indexes': m0006,
+  '0007_baseline': m0007,
 });
 
 /** A kysely `MigrationProvider` over {@link MIRROR_MIGRATIONS}. */

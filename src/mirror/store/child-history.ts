@@ -8,7 +8,8 @@ import { keyColumn, textColumn, timestampColumn } from './values.js';
  * section gets `removed_at`; one that comes back has it cleared; nothing is deleted. Each
  * addition, removal, restoration and change of the kept value gets a `change_log` row, written
  * in the same transaction as the change itself (migration 0003 replaced the triggers that wrote
- * them before, and the rows keep the shape those triggers gave them).
+ * them before, and the rows keep the shape those triggers gave them). While the mirror's
+ * baseline is open (its first sync: store/baseline.ts), additions are not logged.
  */
 
 /** A child table whose rows are identified, within their domain, by some key columns. */
@@ -137,6 +138,8 @@ const sqlByTable = new WeakMap<KeyedChildTable<unknown>, ReturnType<typeof child
 /**
  * The diff of `table` on `mirror`, writing at `at` (our bookkeeping time) and stamping every row
  * it writes, `change_log` rows included, with `changeSeq` (`nextChangeSeq` of the transaction).
+ * With `logAdditions` false (the mirror's baseline is open: store/baseline.ts), a new row is
+ * written and counted without its `added` row in `change_log`; every other change is logged.
  * Statements are prepared once per mirror; call this once per transaction and
  * {@link KeyedChildWriter.apply} once per profile that has the section.
  */
@@ -145,6 +148,7 @@ export function keyedChildWriter<Row>(
   table: KeyedChildTable<Row>,
   at: string,
   changeSeq: number,
+  logAdditions = true,
 ): KeyedChildWriter<Row> {
   const generic = table as KeyedChildTable<unknown>;
   let sql = sqlByTable.get(generic);
@@ -182,7 +186,7 @@ export function keyedChildWriter<Row>(
         const old = stored?.get(key);
         if (old === undefined) {
           counts.added++;
-          log(domain, row, 'added', null, table.loggedValue(row));
+          if (logAdditions) log(domain, row, 'added', null, table.loggedValue(row));
         } else if (old.removed_at !== null) {
           counts.restored++;
           log(domain, row, 'restored', table.loggedValue(old), table.loggedValue(row));

@@ -3,6 +3,7 @@ import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
 import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
+import { baselineOpen } from './baseline.js';
 import { childRows, keyedChildWriter } from './child-history.js';
 import type { KeyedChildTable } from './child-history.js';
 import {
@@ -254,7 +255,9 @@ function profileRows(
  * - `company_name` and the listing columns are never touched (they come from the listing).
  * - History: a licence or payment method missing from a profile that *has* that section gets
  *   `removed_at = syncedAt`; if it comes back `removed_at` is cleared. An absent (or null)
- *   section means "not requested" and changes nothing.
+ *   section means "not requested" and changes nothing. Each addition, removal, restoration and
+ *   change gets a `change_log` row, except additions while the mirror's baseline (its first sync,
+ *   store/baseline.ts) is open.
  * - The service's `first_seen_at`/`last_confirmed_at` are stored as given (normalised);
  *   `mirror_first_seen_at`/`mirror_updated_at` are our own bookkeeping.
  * - Idempotent: the same data again rewrites no row. The domain row is compared without `meta`.
@@ -336,8 +339,10 @@ export function upsertProfiles(
     // taken when nothing will be written, so an unchanged batch changes no row at all.
     const changeSeq = changed.length > 0 || unchangedListing.length > 0 ? peekNextChangeSeq(mirror) : 0;
     let wrote = false;
-    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
-    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
+    // The first sync's licences and payment methods are where the history starts, not additions.
+    const logAdditions = !baselineOpen(mirror);
+    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq, logAdditions);
+    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq, logAdditions);
     // A domain not in the mirror has no stored children to compare with (they reference it).
     const known = changed.filter((p) => storedHash.has(p.key));
     const storedLicences = licences.readStored(known.filter((p) => p.licences !== null).map((p) => p.key));

@@ -1,10 +1,10 @@
 /**
  * A mirror for the dashboard's tests, filled the way a user fills it, through the real commands
  * (run in-process) against a simulator: two syncs with changes between them (a licence suspended,
- * a licence removed, a payment method dropped and one added), an enrich run that spends credits,
- * an export, a snapshot, an `account` answer, a failed run and a held lock. The catalogue carries
- * markup where a careless page would run it: a company name with `<img onerror>`, a licence
- * status with `<script>`, a payment method named with `<svg onload>`.
+ * a licence removed, a payment method dropped and one added, a domain added), an enrich run that
+ * spends credits, an export, a snapshot, an `account` answer, a failed run and a held lock. The
+ * catalogue carries markup where a careless page would run it: a company name with
+ * `<img onerror>`, a licence status with `<script>`, a payment method named with `<svg onload>`.
  *
  * Built once per test file (`beforeAll`), so it does not use the per-test helpers that register
  * `onTestFinished`; `close()` releases everything.
@@ -48,6 +48,13 @@ export interface UiFixture {
   licenceDomain: string;
   /** The licence number that changed there. */
   licenceNumber: string;
+  /** That licence's status in the first sync and in the second. */
+  licenceStatuses: [string, string];
+  /**
+   * A domain the second sync found new, with a licence in the changed licence's jurisdiction: its
+   * licences and payment methods are logged as added (the first sync's were its baseline).
+   */
+  addedDomain: string;
   /** A domain the quirky catalogue names with non-ASCII letters (its URL is percent-encoded). */
   unicodeDomain: string | undefined;
   /** Runs a command in-process against the fixture's simulator and mirror; throws unless it exits 0. */
@@ -125,11 +132,11 @@ export async function buildUiFixture(options: { domains?: number } = {}): Promis
       category: PROBES.paymentCategory,
     });
     const licence = sim.control.truth.profile(licenceDomain)!.licenses[0]!;
-    sim.control.mutate.setLicenceStatus(
-      licenceDomain,
-      licence.license_number,
+    const licenceStatuses: [string, string] = [
+      licence.status,
       licence.status === 'active' ? 'suspended' : 'active',
-    );
+    ];
+    sim.control.mutate.setLicenceStatus(licenceDomain, licence.license_number, licenceStatuses[1]);
     sim.control.mutate.removeLicence(
       licenceDomain,
       sim.control.truth.profile(licenceDomain)!.licenses[1]!.license_number,
@@ -144,6 +151,16 @@ export async function buildUiFixture(options: { domains?: number } = {}): Promis
       other,
       sim.control.truth.profile(other)!.payment_methods[0]!.normalized_name,
     );
+    // A domain new to the catalogue after the first sync (the mirror's baseline), holding a
+    // licence in the changed licence's jurisdiction: the second sync logs its licences as added.
+    let addedDomain: string | undefined;
+    for (let i = 0; i < 200 && addedDomain === undefined; i++) {
+      const candidate = sim.control.mutate.addDomain();
+      const licences = sim.control.truth.profile(candidate)?.licenses ?? [];
+      if (licences.some((l) => l.jurisdiction === licence.jurisdiction)) addedDomain = candidate;
+    }
+    if (addedDomain === undefined)
+      throw new Error(`fixture: no new domain with a ${licence.jurisdiction} licence`);
     await cli(['sync'], dir, env);
     await cli(
       ['enrich', '--budget', '40', '--domain', all[3]!, '--domain', all[4]!, '--domain', all[5]!],
@@ -190,6 +207,8 @@ export async function buildUiFixture(options: { domains?: number } = {}): Promis
       probeDomain,
       licenceDomain,
       licenceNumber: licence.license_number,
+      licenceStatuses,
+      addedDomain,
       unicodeDomain: all.find((d) => /[^\p{ASCII}]/u.test(d)),
       cli: (argv) => cli(argv, dir, env),
       async close() {

@@ -1,0 +1,82 @@
+import { cachedStatement, inImmediateTransaction } from '../database.js';
+import type { Mirror } from '../database.js';
+
+/*
+ * The mirror's baseline: the first sync into an empty mirror (migration 0007).
+ *
+ * `change_log` records how the catalogue changes under the mirror's eyes. A first sync finds
+ * every licence and payment method of the catalogue at once; those are the state the history
+ * starts from, not changes, so while the baseline is open they are written without an `added`
+ * row in `change_log` (`first_seen_at` and `mirror_first_seen_at` still say when each was seen
+ * first). Everything else is logged as always: a domain that later syncs find new gets its
+ * `added` rows, and a licence whose status changes during the baseline gets its `changed` row.
+ *
+ * Why: a first sync of the catalogue would otherwise write about six `added` rows per domain
+ * (600,000 for 100,000 domains), which drown the dashboard's Changes page and its week count in
+ * a day that changed nothing, and cost the sync's writer about a tenth of its CPU plus the
+ * build of the `change_log` indexes at the end (docs/benchmarks.md "sync").
+ *
+ * The baseline opens when a sync starts on a mirror with no domains and stays open, across
+ * crashes and restarts, until a sync that fetched profiles finishes its pass (not stopped by the
+ * service or a failure). So a first sync killed part-way and resumed writes the same history as
+ * one that ran through, and a `--no-profiles` first sync leaves it open for the sync that fetches
+ * the profiles. A profile that failed during the baseline is fetched by the next sync, after it,
+ * and gets its `added` rows then. The writers ask {@link baselineOpen} inside each write
+ * transaction, so every writer of profiles (sync, enrich, an export's load) agrees.
+ */
+
+/** The mirror's baseline, as recorded. */
+export interface MirrorBaseline {
+  startedAt: string;
+  pipelineRunId: number | null;
+  /** When a sync finished it; null while it is open. */
+  finishedAt: string | null;
+}
+
+/**
+ * Opens the baseline when the mirror has no domains and never had a baseline; returns whether a
+ * baseline is open now (opened here or by an earlier run that did not finish it).
+ */
+export function openBaselineIfEmpty(mirror: Mirror, at: string, pipelineRunId: number): boolean {
+  return inImmediateTransaction(mirror, () => {
+    const existing = readBaseline(mirror);
+    if (existing !== undefined) return existing.finishedAt === null;
+    const hasDomains = cachedStatement(mirror, 'SELECT EXISTS (SELECT 1 FROM domains) AS found').get() as {
+      found: number;
+    };
+    if (hasDomains.found === 1) return false;
+    cachedStatement(
+      mirror,
+      'INSERT INTO mirror_baseline (id, started_at, pipeline_run_id, finished_at) VALUES (1, ?, ?, NULL)',
+    ).run(at, pipelineRunId);
+    return true;
+  });
+}
+
+/** Whether the baseline is open: profile writes then log no `added` rows. */
+export function baselineOpen(mirror: Mirror): boolean {
+  const row = cachedStatement(
+    mirror,
+    'SELECT EXISTS (SELECT 1 FROM mirror_baseline WHERE finished_at IS NULL) AS open',
+  ).get() as { open: number };
+  return row.open === 1;
+}
+
+/** Finishes an open baseline at `at`; returns whether one was open. */
+export function finishBaseline(mirror: Mirror, at: string): boolean {
+  return (
+    cachedStatement(mirror, 'UPDATE mirror_baseline SET finished_at = ? WHERE finished_at IS NULL').run(at)
+      .changes > 0
+  );
+}
+
+/** The mirror's baseline, or undefined when it never had one (a mirror made before migration 0007). */
+export function readBaseline(mirror: Mirror): MirrorBaseline | undefined {
+  const row = cachedStatement(
+    mirror,
+    'SELECT started_at, pipeline_run_id, finished_at FROM mirror_baseline WHERE id = 1',
+  ).get() as { started_at: string; pipeline_run_id: number | null; finished_at: string | null } | undefined;
+  return row === undefined
+    ? undefined
+    : { startedAt: row.started_at, pipelineRunId: row.pipeline_run_id, finishedAt: row.finished_at };
+}
