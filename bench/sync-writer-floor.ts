@@ -5,7 +5,8 @@
  * - `writer-alone`: the sync's own store functions (upsertDomainSummaries for each listing page
  *   of 500, then upsertProfiles for each 1,000 profiles), as a first sync and its mirror writer
  *   thread run them: the secondary indexes set aside first and built at the end
- *   (src/mirror/store/deferred-indexes.ts), the writes in one transaction committed every
+ *   (src/mirror/store/deferred-indexes.ts), the mirror's baseline open (src/mirror/store/
+ *   baseline.ts), the writes in one transaction committed every
  *   WRITER_COMMIT_EVERY_PROFILES profiles.
  * - `writer-alone-indexed`: the same with every index kept up to date row by row, as before the
  *   indexes were set aside: what setting them aside is worth, in the same run.
@@ -15,9 +16,9 @@
  * - `writer-alone-4k`: the same into a mirror file of 4 KiB pages, as one made before new mirrors
  *   got 8 KiB pages (NEW_MIRROR_PAGE_SIZE) has: what the page size is worth, in the same run.
  * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
- *   rows the mirror keeps for a new domain (the domain row with its raw profile, each licence and
- *   payment method, the 4 section rows and one change_log row per licence and payment method),
- *   into the same schema, in domain order within each 1,000, committed as often as the writer
+ *   rows a first sync keeps for a new domain (the domain row with its raw profile, each licence
+ *   and payment method, the 4 section rows; no change_log rows, since a first sync is the mirror's
+ *   baseline: src/mirror/store/baseline.ts), into the same schema, in domain order within each 1,000, committed as often as the writer
  *   thread commits (WRITER_COMMIT_EVERY_PROFILES), with the same indexes set aside first and
  *   built at the end as `writer-alone` does.
  *   Every value is computed before the clock starts: only SQLite's work is measured.
@@ -32,6 +33,7 @@ import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
+import { openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
 import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
 import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profiles.js';
@@ -119,8 +121,10 @@ export async function runWriterFloor(
     sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
     const at = new Date().toISOString();
-    // As a first sync does (pipelines/sync.ts): indexes set aside before the load, built after it.
+    // As a first sync does (pipelines/sync.ts): the mirror's baseline opened (no `added`
+    // change_log rows), indexes set aside before the load and built after it.
     const setAside = (): void => {
+      if (!openBaselineIfEmpty(mirror, at, 0)) throw new Error(`${mode}: no baseline was opened`);
       if (mode !== 'writer-alone-indexed' && deferIndexesForBulkLoad(mirror, at).length === 0)
         throw new Error(`${mode}: no index was set aside`);
     };
@@ -180,11 +184,6 @@ export async function runWriterFloor(
            mirror_updated_at, change_seq)
          VALUES (?, ?, ?, ?, ?, 1)`,
       ),
-      change: sqlite.prepare(
-        `INSERT INTO change_log (at, table_name, domain_normalized, item_key, change, old_value,
-           new_value, change_seq)
-         VALUES (?, ?, ?, ?, 'added', NULL, ?, 1)`,
-      ),
     };
     const perCommit = Math.max(1, Math.round(WRITER_COMMIT_EVERY_PROFILES / BATCH));
     const write = sqlite.transaction((group: BareRow[][]) => {
@@ -206,7 +205,7 @@ export async function runWriterFloor(
   }
 }
 
-type BareRow = ['domain' | 'licence' | 'payment' | 'section' | 'change', unknown[]];
+type BareRow = ['domain' | 'licence' | 'payment' | 'section', unknown[]];
 
 interface RawProfile {
   domain?: string;
@@ -270,16 +269,11 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
             at,
           ],
         ]);
-        batch.push(['change', [at, LICENCES.table, key, LICENCES.itemKey(l), LICENCES.loggedValue(l)]]);
       }
       for (const m of payments.values()) {
         batch.push([
           'payment',
           [key, m.normalized_name, m.category, m.confidence, m.first_seen_at, m.last_confirmed_at, at, at],
-        ]);
-        batch.push([
-          'change',
-          [at, PAYMENT_METHODS.table, key, PAYMENT_METHODS.itemKey(m), PAYMENT_METHODS.loggedValue(m)],
         ]);
       }
       for (const section of PROFILE_SECTIONS) {
