@@ -6,10 +6,12 @@ import type { Mirror } from '../database.js';
  *
  * `change_log` records how the catalogue changes under the mirror's eyes. A first sync finds
  * every licence and payment method of the catalogue at once; those are the state the history
- * starts from, not changes, so while the baseline is open they are written without an `added`
- * row in `change_log` (`first_seen_at` and `mirror_first_seen_at` still say when each was seen
- * first). Everything else is logged as always: a domain that later syncs find new gets its
- * `added` rows, and a licence whose status changes during the baseline gets its `changed` row.
+ * starts from, not changes. So while the baseline is open, a domain's first profile (its stored
+ * `profile_hash` still NULL) is written without an `added` row in `change_log` for its licences
+ * and payment methods (`first_seen_at` and `mirror_first_seen_at` still say when each was seen
+ * first). Everything else is logged as always: a later profile of a domain already loaded (an
+ * enrich, a re-fetch) logs its additions and changes, and a domain that a sync after the
+ * baseline finds new gets its `added` rows.
  *
  * Why: a first sync of the catalogue would otherwise write about six `added` rows per domain
  * (600,000 for 100,000 domains), which drown the dashboard's Changes page and its week count in
@@ -21,7 +23,7 @@ import type { Mirror } from '../database.js';
  * service or a failure). So a first sync killed part-way and resumed writes the same history as
  * one that ran through, and a `--no-profiles` first sync leaves it open for the sync that fetches
  * the profiles. A profile that failed during the baseline is fetched by the next sync, after it,
- * and gets its `added` rows then. The writers ask {@link baselineOpen} inside each write
+ * and gets its `added` rows then. upsertProfiles asks {@link baselineOpen} inside each write
  * transaction, so every writer of profiles (sync, enrich, an export's load) agrees.
  */
 
@@ -53,7 +55,7 @@ export function openBaselineIfEmpty(mirror: Mirror, at: string, pipelineRunId: n
   });
 }
 
-/** Whether the baseline is open: profile writes then log no `added` rows. */
+/** Whether the baseline is open: a domain's first profile then logs no `added` rows. */
 export function baselineOpen(mirror: Mirror): boolean {
   const row = cachedStatement(
     mirror,

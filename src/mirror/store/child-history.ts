@@ -8,8 +8,8 @@ import { keyColumn, textColumn, timestampColumn } from './values.js';
  * section gets `removed_at`; one that comes back has it cleared; nothing is deleted. Each
  * addition, removal, restoration and change of the kept value gets a `change_log` row, written
  * in the same transaction as the change itself (migration 0003 replaced the triggers that wrote
- * them before, and the rows keep the shape those triggers gave them). While the mirror's
- * baseline is open (its first sync: store/baseline.ts), additions are not logged.
+ * them before, and the rows keep the shape those triggers gave them). The additions of a domain's
+ * first profile while the mirror's baseline is open (its first sync: store/baseline.ts) are not.
  */
 
 /** A child table whose rows are identified, within their domain, by some key columns. */
@@ -48,11 +48,14 @@ export interface KeyedChildWriter<Row> {
   /**
    * Brings one domain's rows in line with `rows` (from {@link childRows}), given what is stored:
    * upserts new, restored and changed rows, marks the missing ones removed at `at`, and logs each.
+   * With `logAdditions` false (a domain's first profile while the mirror's baseline is open:
+   * store/baseline.ts), a new row is written and counted without its `added` row.
    */
   apply(
     domain: string,
     rows: ReadonlyMap<string, Row>,
     stored: ReadonlyMap<string, StoredChild<Row>> | undefined,
+    logAdditions?: boolean,
   ): void;
 }
 
@@ -138,8 +141,6 @@ const sqlByTable = new WeakMap<KeyedChildTable<unknown>, ReturnType<typeof child
 /**
  * The diff of `table` on `mirror`, writing at `at` (our bookkeeping time) and stamping every row
  * it writes, `change_log` rows included, with `changeSeq` (`nextChangeSeq` of the transaction).
- * With `logAdditions` false (the mirror's baseline is open: store/baseline.ts), a new row is
- * written and counted without its `added` row in `change_log`; every other change is logged.
  * Statements are prepared once per mirror; call this once per transaction and
  * {@link KeyedChildWriter.apply} once per profile that has the section.
  */
@@ -148,7 +149,6 @@ export function keyedChildWriter<Row>(
   table: KeyedChildTable<Row>,
   at: string,
   changeSeq: number,
-  logAdditions = true,
 ): KeyedChildWriter<Row> {
   const generic = table as KeyedChildTable<unknown>;
   let sql = sqlByTable.get(generic);
@@ -181,7 +181,7 @@ export function keyedChildWriter<Row>(
       }
       return out;
     },
-    apply(domain, rows, stored) {
+    apply(domain, rows, stored, logAdditions = true) {
       for (const [key, row] of rows) {
         const old = stored?.get(key);
         if (old === undefined) {

@@ -256,8 +256,8 @@ function profileRows(
  * - History: a licence or payment method missing from a profile that *has* that section gets
  *   `removed_at = syncedAt`; if it comes back `removed_at` is cleared. An absent (or null)
  *   section means "not requested" and changes nothing. Each addition, removal, restoration and
- *   change gets a `change_log` row, except additions while the mirror's baseline (its first sync,
- *   store/baseline.ts) is open.
+ *   change gets a `change_log` row, except the additions of a domain's first profile while the
+ *   mirror's baseline (its first sync, store/baseline.ts) is open.
  * - The service's `first_seen_at`/`last_confirmed_at` are stored as given (normalised);
  *   `mirror_first_seen_at`/`mirror_updated_at` are our own bookkeeping.
  * - Idempotent: the same data again rewrites no row. The domain row is compared without `meta`.
@@ -339,10 +339,11 @@ export function upsertProfiles(
     // taken when nothing will be written, so an unchanged batch changes no row at all.
     const changeSeq = changed.length > 0 || unchangedListing.length > 0 ? peekNextChangeSeq(mirror) : 0;
     let wrote = false;
-    // The first sync's licences and payment methods are where the history starts, not additions.
-    const logAdditions = !baselineOpen(mirror);
-    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq, logAdditions);
-    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq, logAdditions);
+    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
+    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
+    // While the first sync loads the mirror, a domain's first profile is where its history
+    // starts: its licences and payment methods are not additions.
+    const baseline = changed.length > 0 && baselineOpen(mirror);
     // A domain not in the mirror has no stored children to compare with (they reference it).
     const known = changed.filter((p) => storedHash.has(p.key));
     const storedLicences = licences.readStored(known.filter((p) => p.licences !== null).map((p) => p.key));
@@ -357,8 +358,10 @@ export function upsertProfiles(
       wrote = true;
       if (p.listing === undefined || withListing === undefined) upsertDomain.run(...p.domain, changeSeq);
       else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
-      if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key));
-      if (p.paymentMethods !== null) paymentMethods.apply(p.key, p.paymentMethods, storedPayments.get(p.key));
+      const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
+      if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
+      if (p.paymentMethods !== null)
+        paymentMethods.apply(p.key, p.paymentMethods, storedPayments.get(p.key), logAdditions);
       for (const s of p.sections) {
         result.sectionsWritten += upsertSection.run(
           p.key,

@@ -1,10 +1,12 @@
+import { readBaseline } from '../../mirror/store/baseline.js';
+import type { MirrorBaseline } from '../../mirror/store/baseline.js';
 import { listChanges } from '../../mirror/store/ui-changes.js';
 import type { ChangeRow } from '../../mirror/store/ui-changes.js';
 import { readConsistently } from '../../mirror/store/ui-overview.js';
 import { stackedBarChart } from '../charts.js';
 import { PAGE_SIZE, domainHref } from '../context.js';
 import type { UiContext } from '../context.js';
-import { badge, formatCount, formatTime } from '../format.js';
+import { badge, formatCount, formatDate, formatTime } from '../format.js';
 import { html, queryString } from '../html.js';
 import type { SafeHtml } from '../html.js';
 import { pager } from '../layout.js';
@@ -34,6 +36,14 @@ function transition(row: ChangeRow): SafeHtml {
   if (row.old_value === null) return html`${row.new_value}`;
   if (row.new_value === null || row.old_value === row.new_value) return html`${row.old_value}`;
   return html`${row.old_value} → ${row.new_value}`;
+}
+
+/** Where the history starts: the mirror's first sync, whose findings are not changes. */
+function baselineNote(baseline: MirrorBaseline): string {
+  const since = `Changes since the mirror's first sync (${formatDate(baseline.startedAt)})`;
+  return baseline.finishedAt === null
+    ? `${since}, which has not finished yet: the licences and payment methods it loads are where the history starts, not additions.`
+    : `${since}: the licences and payment methods it found are where the history starts, so they are not listed as added.`;
 }
 
 /**
@@ -102,7 +112,9 @@ export function changesPage(ctx: UiContext, search: URLSearchParams): Page {
     html`<option value="${value}" ${value === selected ? html` selected` : ''}>${label}</option>`;
   const jurisdictions = withSelected(ctx.changes.jurisdictions(), params.jurisdiction);
   const categories = withSelected(ctx.changes.categories(), params.category);
+  const baseline = readBaseline(ctx.mirror);
   const body = html`<h1>Changes</h1>
+    ${baseline === undefined ? '' : html`<p class="muted">${baselineNote(baseline)}</p>`}
     <form class="filters" method="get" action="/changes">
       <label
         >kind<select name="kind">

@@ -1,3 +1,4 @@
+import { readBaseline } from '../../mirror/store/baseline.js';
 import { changesOfDomain } from '../../mirror/store/ui-changes.js';
 import { domainDetail, searchDomains } from '../../mirror/store/ui-domains.js';
 import { readConsistently } from '../../mirror/store/ui-overview.js';
@@ -119,19 +120,27 @@ export function domainPage(ctx: UiContext, search: URLSearchParams, name: string
     const detail = domainDetail(ctx.mirror, name, RUN_LIMIT);
     return detail === undefined
       ? undefined
-      : { ...detail, history: changesOfDomain(ctx.mirror, name, HISTORY_LIMIT) };
+      : {
+          ...detail,
+          history: changesOfDomain(ctx.mirror, name, HISTORY_LIMIT),
+          baseline: readBaseline(ctx.mirror),
+        };
   });
   if (data === undefined) return null;
   const d = data.domain;
   const licenceHistory = data.history.filter((h) => h.table_name === 'licenses');
   const paymentHistory = data.history.filter((h) => h.table_name === 'payment_methods');
+  const noChange =
+    data.baseline === undefined
+      ? 'No change recorded.'
+      : `No change recorded since the mirror's first sync (${formatDate(data.baseline.startedAt)}).`;
   const historyTable = (
     rows: typeof data.history,
     itemLabel: string,
     item: (key: string) => string,
   ): SafeHtml =>
     rows.length === 0
-      ? html`<p class="muted">No change recorded.</p>`
+      ? html`<p class="muted">${noChange}</p>`
       : html`<table>
           <thead>
             <tr>

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
+import { finishBaseline, openBaselineIfEmpty } from '../../../src/mirror/store/baseline.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
-import { profile } from '../mirror/builders.js';
+import { licence, profile } from '../mirror/builders.js';
 
 /*
  * The first sync of an empty mirror is its baseline (src/mirror/store/baseline.ts): the licences
@@ -142,6 +143,28 @@ describe('the mirror baseline', () => {
     expect(after.licences).toBeGreaterThan(0);
     expect(after.logged).toBe(0);
     expect(baselineRow(ctx.mirror.path)[0]!.finished_at).toEqual(expect.any(String));
+  });
+
+  it("while the baseline is open only a domain's first profile goes unlogged; a later one logs its additions", async () => {
+    const sim = await startTestSimulator({ domains: 10, seed: 35 });
+    const ctx = await openTestContext(sim);
+    const at = '2025-04-01T00:00:00.000Z';
+    expect(openBaselineIfEmpty(ctx.mirror, at, 1)).toBe(true);
+    upsertProfiles(ctx.mirror, [profile('a.example'), profile('b.example')], { syncedAt: at });
+    expect(counts(ctx.mirror.path).logged).toBe(0);
+    // The same domain again (an enrich during the baseline, say) with a licence more.
+    const more = profile('a.example', {
+      licenses: [licence(), licence({ jurisdiction: 'ukgc', license_number: 'UK-1' })],
+    });
+    upsertProfiles(ctx.mirror, [more], { syncedAt: '2025-04-02T00:00:00.000Z' });
+    expect(
+      queryMirror(ctx.mirror.path, 'SELECT domain_normalized, item_key, change FROM change_log'),
+    ).toEqual([{ domain_normalized: 'a.example', item_key: 'ukgc:UK-1', change: 'added' }]);
+    // Opened once: a mirror with domains (or a finished baseline) never opens it again.
+    expect(finishBaseline(ctx.mirror, '2025-04-03T00:00:00.000Z')).toBe(true);
+    expect(openBaselineIfEmpty(ctx.mirror, at, 2)).toBe(false);
+    upsertProfiles(ctx.mirror, [profile('c.example')], { syncedAt: '2025-04-03T00:00:00.000Z' });
+    expect(counts(ctx.mirror.path, 'c.example').added).toBe(3);
   });
 
   it('a mirror that had domains before its first sync opens no baseline and logs every addition', async () => {

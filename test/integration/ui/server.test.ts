@@ -190,6 +190,24 @@ describe('content', () => {
     expect(history).not.toContain('>added</span>');
   });
 
+  it('a domain unchanged since the first sync says so', async () => {
+    const unchanged = queryMirror<{ domain_normalized: string }>(
+      fx.mirrorPath,
+      `SELECT domain_normalized FROM domains d
+       WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.domain_normalized = d.domain_normalized)
+       ORDER BY domain_normalized LIMIT 1`,
+    )[0]!.domain_normalized;
+    const page = await get(`/domains/${encodeURIComponent(unchanged)}`);
+    expect(page.status).toBe(200);
+    const day = queryMirror<{ day: string }>(
+      fx.mirrorPath,
+      'SELECT substr(started_at, 1, 10) AS day FROM mirror_baseline',
+    )[0]!.day;
+    expect(page.body).toMatch(
+      new RegExp(`No change recorded since the mirror&#39;s first sync \\(${day}\\)\\.`),
+    );
+  });
+
   it('a domain new since the first sync shows its licences and payment methods as added', async () => {
     const page = await get(`/domains/${encodeURIComponent(fx.addedDomain)}`);
     const added = (body: string) => (body.match(/>added<\/span>/g) ?? []).length;
@@ -256,6 +274,13 @@ describe('content', () => {
     )[0]!.j;
     const page = await get(`/changes?jurisdiction=${encodeURIComponent(jurisdiction)}`);
     expect(page.status).toBe(200);
+    // Where the history starts: the first sync's day, from the mirror.
+    const firstSync = queryMirror<{ day: string }>(
+      fx.mirrorPath,
+      'SELECT substr(started_at, 1, 10) AS day FROM mirror_baseline WHERE finished_at IS NOT NULL',
+    );
+    expect(firstSync).toHaveLength(1);
+    expect(page.body).toContain(`Changes since the mirror&#39;s first sync (${firstSync[0]!.day})`);
     expect(page.body).toContain(fx.licenceNumber.replaceAll('&', '&amp;'));
     expect(page.body).not.toContain('>payment method</td>');
     const times = [...page.body.matchAll(/<tr>\s*<td>\s*<time datetime="([^"]+)"/g)].map((m) => m[1]!);
