@@ -318,7 +318,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
           notes.push(
             `Where the CPU goes: the sync fetches on its main thread (${t.main} µs per profile; the bare undici loop's main ` +
               `thread ${bare.main} µs) and writes the mirror on a writer thread (${t.busiestOther} µs per profile: the ` +
-              'domain row, on average 1.6 licences, 4.5 payment methods, 4 sections and their change_log rows; into ' +
+              'domain row, on average 1.6 licences, 4.5 payment methods and 4 sections, with no change_log rows since ' +
+              "a first sync is the mirror's baseline (src/mirror/store/baseline.ts); into " +
               'an empty mirror without the indexes of the licence, payment-method and change_log tables, which the ' +
               `main thread builds once the rows are in, in the main thread's figure); ${t.rest} µs go to other threads (V8's and libuv's helper threads; garbage ` +
               'collection runs more often there because the CLI keeps each heap within 1.6× its live size and ' +
@@ -416,45 +417,52 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               : `The fetching side alone is already above the ≤ ${r.targets.cpuRatioMax}× target, before any row ` +
                 'is written.'),
         );
-        if (!r.meetsTargets.ratioHigh)
-          notes.push(
-            `Why concurrency ${r.remoteHigh.concurrency} at ${r.remoteHigh.latencyMs} ms misses while the writer thread is far from its cap: ` +
-              `this machine has ${r.cores} cores, and the simulator (the service) runs on them too. While the writer thread ` +
-              'works through a batch it holds one core, and the main thread, the simulator and the garbage ' +
-              "collector's helpers share the other, so every request's round trip grows. Measured ad hoc on " +
-              '2026-11-25 (40,000 domains, concurrency 32, 10 ms): the sync with its profile writes discarded ' +
-              'made 2,407 profiles/s; with a thread added to it that does nothing but burn CPU half of each 100 ms ' +
-              '(no SQLite, no memory traffic), 2,177/s; burning 90 % of the time, 1,991/s. The full sync with the ' +
-              "same settings made 1,991–2,218/s in that day's runs, its writer thread using 220–269 µs of CPU per " +
-              'profile: the writer costs what a thread burning that much CPU costs. Lowering its scheduling priority ' +
-              '(nice 10 and 19) and other V8 garbage-collector settings changed nothing beyond run-to-run noise. ' +
-              'Against a remote service the simulator would not share the cores. Setting the licence, ' +
-              'payment-method and change_log indexes aside in a first sync (above) took the writer thread from ' +
-              '234–239 to 174–177 µs of CPU per profile in alternating runs the same day (100,000 domains, ' +
-              'concurrency 32, 10 ms), but the run then ends with about 1.6 s of index building, and the rate ' +
-              'stayed where it was: 2,155–2,156 profiles/s against 2,169–2,190 with every index kept up to date. ' +
-              'Setting every index aside took the writer to 164–174 µs, with 2.7 s of building at the end: ' +
-              '1,984–1,985 profiles/s. Having the writer thread build them while the last 15 % of the profiles ' +
-              'were fetched, instead of after the last one, ended the run sooner (0.9 s after its last fetch ' +
-              'instead of about 3 s, 100,000 domains) but slowed the fetching of those profiles about as much: ' +
-              'in alternating runs on 2026-11-25 it made 1,837, 1,893, 1,750, 1,699 and 1,625 profiles/s against ' +
-              '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. Where the ' +
-              'rest of the gap is, from one CLI sync timed by its own log lines on 2026-11-27 (100,000 domains, ' +
-              "concurrency 32, 10 ms): it fetched at about 2,140 profiles/s, 0.90 of the undici loop's 2,366/s " +
-              "in that day's bench run, and after its last profile it took another 3.0 s, 6 % of its 50.7 s: " +
-              'about 0.5 s for the writer thread to write its last batches (estimated from the rate in its ' +
-              'progress log) and 2.3 s to build the 8 indexes set aside; a second run, timed at those points, ' +
-              'took 0.34 s and 2.2 s. Setting aside only ' +
-              'the 3 keyed by domain (whose entries a load scatters over the index) and keeping the 5 keyed by ' +
-              'time, removal, jurisdiction or category up to date during the load (a first sync writes those ' +
-              'in order) moved the build cost to the writer thread during the fetching: in alternating runs ' +
-              'the same day (100,000 domains, three each) the writer took 256–274 against 220–256 µs per ' +
-              'profile and the rate was 2,025–2,139 against 1,978–2,098 profiles/s, inside the spread, so it ' +
-              'was not kept either. How busy the ' +
-              "machine's cores are moves this figure most: against the bare client loop it measured 0.863 on " +
-              '2026-11-25 at 15:58 on an AMD EPYC machine, when that loop took 82 µs of CPU per profile; in this run it took ' +
-              `${r.bareLoop.cpuUsPerProfile} µs and the ratio to it was ${fmt(r.remoteHigh.clientRatio, 3)}.`,
-          );
+        notes.push(
+          (r.meetsTargets.ratioHigh
+            ? `Why concurrency ${r.remoteHigh.concurrency} at ${r.remoteHigh.latencyMs} ms is the hardest of the points with latency (it missed until a first sync stopped logging its licences and payment methods as added, below), though the writer thread is far from its cap: `
+            : `Why concurrency ${r.remoteHigh.concurrency} at ${r.remoteHigh.latencyMs} ms misses while the writer thread is far from its cap: `) +
+            `this machine has ${r.cores} cores, and the simulator (the service) runs on them too. While the writer thread ` +
+            'works through a batch it holds one core, and the main thread, the simulator and the garbage ' +
+            "collector's helpers share the other, so every request's round trip grows. Measured ad hoc on " +
+            '2026-11-25 (40,000 domains, concurrency 32, 10 ms): the sync with its profile writes discarded ' +
+            'made 2,407 profiles/s; with a thread added to it that does nothing but burn CPU half of each 100 ms ' +
+            '(no SQLite, no memory traffic), 2,177/s; burning 90 % of the time, 1,991/s. The full sync with the ' +
+            "same settings made 1,991–2,218/s in that day's runs, its writer thread using 220–269 µs of CPU per " +
+            'profile: the writer costs what a thread burning that much CPU costs. Lowering its scheduling priority ' +
+            '(nice 10 and 19) and other V8 garbage-collector settings changed nothing beyond run-to-run noise. ' +
+            'Against a remote service the simulator would not share the cores. Setting the licence, ' +
+            'payment-method and change_log indexes aside in a first sync (above) took the writer thread from ' +
+            '234–239 to 174–177 µs of CPU per profile in alternating runs the same day (100,000 domains, ' +
+            'concurrency 32, 10 ms), but the run then ends with about 1.6 s of index building, and the rate ' +
+            'stayed where it was: 2,155–2,156 profiles/s against 2,169–2,190 with every index kept up to date. ' +
+            'Setting every index aside took the writer to 164–174 µs, with 2.7 s of building at the end: ' +
+            '1,984–1,985 profiles/s. Having the writer thread build them while the last 15 % of the profiles ' +
+            'were fetched, instead of after the last one, ended the run sooner (0.9 s after its last fetch ' +
+            'instead of about 3 s, 100,000 domains) but slowed the fetching of those profiles about as much: ' +
+            'in alternating runs on 2026-11-25 it made 1,837, 1,893, 1,750, 1,699 and 1,625 profiles/s against ' +
+            '1,727, 1,739, 1,784, 1,896 and 1,650 with the build at the end, so it was not kept. Where the ' +
+            'rest of the gap was, from one CLI sync timed by its own log lines on 2026-11-27 before the change below (100,000 domains, ' +
+            "concurrency 32, 10 ms): it fetched at about 2,140 profiles/s, 0.90 of the undici loop's 2,366/s " +
+            "in that day's bench run, and after its last profile it took another 3.0 s, 6 % of its 50.7 s: " +
+            'about 0.5 s for the writer thread to write its last batches (estimated from the rate in its ' +
+            'progress log) and 2.3 s to build the 8 indexes set aside; a second run, timed at those points, ' +
+            'took 0.34 s and 2.2 s. Setting aside only ' +
+            'the 3 keyed by domain (whose entries a load scatters over the index) and keeping the 5 keyed by ' +
+            'time, removal, jurisdiction or category up to date during the load (a first sync writes those ' +
+            'in order) moved the build cost to the writer thread during the fetching: in alternating runs ' +
+            'the same day (100,000 domains, three each) the writer took 256–274 against 220–256 µs per ' +
+            'profile and the rate was 2,025–2,139 against 1,978–2,098 profiles/s, inside the spread, so it ' +
+            "was not kept either. What moved it: a first sync became the mirror's baseline " +
+            '(src/mirror/store/baseline.ts), writing its licences and payment methods without an `added` ' +
+            'change_log row each, about 6 per domain. The writer thread has that many rows fewer to write, ' +
+            'and the change_log indexes nothing to build at the end: of the build time of the 8 indexes ' +
+            'set aside, the 4 of change_log took 64–70 % (two timed builds on a 40,000-domain mirror, ' +
+            '2026-11-27). In alternating ad hoc runs the same day (100,000 domains, three each) the rate went ' +
+            'from 1,923–2,064 to 2,057–2,164 profiles/s. How busy the ' +
+            "machine's cores are moves this figure most: against the bare client loop it measured 0.863 on " +
+            '2026-11-25 at 15:58 on an AMD EPYC machine, when that loop took 82 µs of CPU per profile; in this run it took ' +
+            `${r.bareLoop.cpuUsPerProfile} µs and the ratio to it was ${fmt(r.remoteHigh.clientRatio, 3)}.`,
+        );
         notes.push(
           `Where the sync's CPU goes (CPU profile of a full sync of ${SYNC_PROFILE.domains.toLocaleString('en-US')} domains, ` +
             `simulator on loopback, concurrency 8, ${SYNC_PROFILE.measured}; self time by what the code does, per profile):`,
@@ -784,7 +792,12 @@ const SYNC_PROFILE = {
     "EventEmitter per caller signal instead of the run's AbortSignal, on which it registered an EventTarget " +
     'listener per request (2026-11-27: in the bare undici loop on loopback an AbortSignal cost 9–18 µs of CPU ' +
     'per request, most of it garbage collection; in the sync with its profile writes discarded, four ' +
-    'alternating pairs on loopback, 177–209 against 176–253 µs per profile, inside the spread). Runs of the same code on different ' +
+    'alternating pairs on loopback, 177–209 against 176–253 µs per profile, inside the spread); a first ' +
+    "sync made the mirror's baseline, its licences and payment methods written without an `added` " +
+    'change_log row each (about 6 per domain), which also leaves the change_log indexes nothing to build ' +
+    'at its end (2026-11-27, alternating ad hoc runs of 100,000 domains, 10 ms, concurrency 32, three each: ' +
+    '2,057–2,164 against 1,923–2,064 profiles/s, CPU per profile 403–443 against 444–489 µs, writer thread ' +
+    '204–216 against 225–253 µs; the profile above predates it). Runs of the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +
     'five runs of 50,000 domains half an hour later); the table at the top is the latest.',
