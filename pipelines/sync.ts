@@ -58,7 +58,7 @@ export interface SyncStats {
   indexesDeferred: number;
   /**
    * Whether the mirror's baseline was open during this run (its first sync, or the resumption of
-   * one: src/mirror/store/baseline.ts): licences and payment methods found got no `added` rows.
+   * one: src/mirror/store/baseline.ts): the domains it loaded got no `added` change_log rows.
    */
   baseline: boolean;
 }
@@ -280,8 +280,9 @@ class SyncRun {
           runStartedAt: this.startedAt,
         }).marked;
       }
-      // The baseline ends with the first pass that fetched every profile it listed as due; the
-      // profiles of a stopped run are fetched by the next one, still in the baseline.
+      // The baseline ends with the first run that fetched profiles and was not stopped: the
+      // profiles a stopped run did not fetch are fetched by the next one, still in the baseline
+      // (a profile that failed is fetched by a later run, and logged as added then).
       if (stats.baseline && this.fetchProfiles) finishBaseline(ctx.mirror, isoFromMs(ctx.clock()));
       // The watermark advances only now, after every row it covers is committed.
       // It is the service's own last_enriched_at, so our clock's skew does not matter.
