@@ -1,3 +1,5 @@
+import { readBaseline } from '../../mirror/store/baseline.js';
+import type { MirrorBaseline } from '../../mirror/store/baseline.js';
 import { openMirror } from '../../mirror/database.js';
 import {
   creditsPerDay,
@@ -42,6 +44,14 @@ export interface SnapshotsStatus {
   lastRunDir: string | null;
 }
 
+/** Where the mirror's change history starts (src/mirror/store/baseline.ts). */
+function describeBaseline(baseline: MirrorBaseline | null): string {
+  if (baseline === null) return 'every change since the mirror was first written';
+  if (baseline.finishedAt === null)
+    return `the first sync (begun ${baseline.startedAt}) is still loading the baseline: its domains are not logged as added`;
+  return `changes since the first sync (${baseline.startedAt}), the baseline; what it loaded is not logged as added`;
+}
+
 /**
  * `domain-sync status`: what is in the mirror, how fresh it is, the last run of each pipeline,
  * the credits spent, unfinished exports, and the latest Parquet snapshot of each table (date and
@@ -78,6 +88,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
     const snapshots = await snapshotsStatus(ctx.config.snapshots.dir, lastSnapshotRunDir(mirror));
     const destinations = destinationsStatus(mirror, ctx.config);
     const snapshotUploads = snapshotUploadsStatus(ctx.config, snapshotUploadsByDestination(mirror));
+    const baseline = readBaseline(mirror) ?? null;
     const snapshotTables = Object.entries(snapshots.tables);
     const width = Math.max(0, ...snapshotTables.map(([table]) => table.length));
     const human = [
@@ -85,6 +96,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
       `  domains          ${counts.domains.listed} listed, ${counts.domains.unlisted} no longer listed, ${counts.domains.withProfile} with a profile`,
       `  licences         ${counts.licenses.active} active, ${counts.licenses.removed} removed`,
       `  payment methods  ${counts.paymentMethods.active} active, ${counts.paymentMethods.removed} removed`,
+      `  change_log       ${describeBaseline(baseline)}`,
       `  freshness        last_enriched_at from ${fresh.oldestEnrichedAt ?? '-'} to ${fresh.newestEnrichedAt ?? '-'} (median ${fresh.medianEnrichedAt ?? '-'}); ${fresh.profilesNeverFetched} profiles never fetched`,
       `credits spent      today ${credits.today}, this month ${credits.thisMonth}, total ${credits.total}`,
       `  ${describeAllowance(allowance)}`,
@@ -142,6 +154,7 @@ export async function statusCommand(ctx: CommandContext): Promise<CommandResult>
         database: path,
         counts,
         freshness: fresh,
+        baseline,
         lastRuns: runs,
         running,
         locks,

@@ -63,7 +63,13 @@ describe('status --json', () => {
     const status = await runCli(['status', '--json', '--config', path], { cwd: dir });
     expect(status.code).toBe(0);
     const summary = JSON.parse(status.stdout) as {
-      lastRuns: Array<{ pipeline: string; status: string; credits_spent: number }>;
+      lastRuns: Array<{
+        id: number;
+        pipeline: string;
+        status: string;
+        started_at: string;
+        credits_spent: number;
+      }>;
       credits: {
         today: number;
         total: number;
@@ -76,6 +82,7 @@ describe('status --json', () => {
         };
       };
       locks: Array<Record<string, unknown>>;
+      baseline: { startedAt: string; pipelineRunId: number; finishedAt: string | null } | null;
     };
     expect(summary.lastRuns.map((r) => [r.pipeline, r.status]).sort()).toEqual([
       ['enrich', 'done'],
@@ -103,6 +110,13 @@ describe('status --json', () => {
       allows: 1000,
       used: 30,
     });
+    // The first sync was the mirror's baseline, and it finished.
+    const syncRun = summary.lastRuns.find((r) => r.pipeline === 'sync')!;
+    expect(summary.baseline).toEqual({
+      startedAt: syncRun.started_at,
+      pipelineRunId: syncRun.id,
+      finishedAt: expect.any(String) as unknown,
+    });
     expect(summary.locks).toHaveLength(1);
     expect(summary.locks[0]).toMatchObject({
       pipeline: 'nightly',
@@ -115,5 +129,8 @@ describe('status --json', () => {
     const human = await runCli(['status', '--config', path], { cwd: dir });
     expect(human.stdout).toMatch(/nightly \(pid 424242 on elsewhere\)/);
     expect(human.stdout).toContain('credits.maxPerDay leaves 70 of 100');
+    expect(human.stdout).toContain(
+      `change_log       changes since the first sync (${syncRun.started_at}), the baseline`,
+    );
   });
 });
