@@ -1,8 +1,7 @@
 import { PROFILE_BODY_MEMBER } from '../src/api/index.js';
 import type { DomainFilters, DomainServiceApi, DomainSummary } from '../src/api/index.js';
 import { redactText } from '../src/log/redact.js';
-import { finishBaseline, openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
-import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
+import { finishBaseline } from '../src/mirror/store/baseline.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
 import { openProfileWriter } from '../src/mirror/profile-writer.js';
 import type { ProfileBatchResult, ProfileWriter } from '../src/mirror/profile-writer.js';
@@ -13,6 +12,7 @@ import { buildIndexesSetAside, errorCode, runPipeline, runStatusForError } from 
 import type { RunContext } from '../src/runtime/run-context.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
+import { prepareFirstLoad } from './sync-first-load.js';
 
 /** Options of {@link syncPipeline}; the CLI maps `sync`'s flags onto these. */
 export interface SyncOptions {
@@ -109,23 +109,10 @@ export async function syncPipeline(
     // so fetching is not held up by them; that thread also does the WAL checkpoints. The context
     // may choose the calling thread instead (RunContext.openProfileWriter).
     async (run) => {
-      // Into an empty mirror, the rows go in first and the child tables' indexes are built at the end.
-      stats.indexesDeferred = deferIndexesForBulkLoad(run.ctx.mirror, run.startedAt).length;
-      if (stats.indexesDeferred > 0) {
-        run.ctx.logger.info(
-          'empty mirror: licence, payment-method and change_log indexes are built after the load',
-          {
-            indexes: stats.indexesDeferred,
-          },
-        );
-      }
-      // The first sync of an empty mirror is its baseline: no `added` change_log rows for what it finds.
-      stats.baseline = openBaselineIfEmpty(run.ctx.mirror, run.startedAt, run.id);
-      if (stats.baseline) {
-        run.ctx.logger.info(
-          "mirror baseline: this sync's licences and payment methods are where change_log starts, not additions",
-        );
-      }
+      // Into an empty mirror: indexes built after the load, and the load is the mirror's baseline.
+      const firstLoad = prepareFirstLoad(run);
+      stats.indexesDeferred = firstLoad.indexesDeferred;
+      stats.baseline = firstLoad.baseline;
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
       try {
         return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();

@@ -16,3 +16,23 @@ export async function startTestSimulator(options?: SimulatorOptions): Promise<Ru
   onTestFinished(() => sim.close());
   return sim;
 }
+
+/**
+ * Runs `work` (a sync, say) while the simulator refuses the key (401) from listing page `page` on,
+ * as a service that revokes a key mid-run does, then lifts the fault: `work` is stopped part-way.
+ */
+export async function whileKeyRefusedFromListPage<T>(
+  sim: RunningSimulator,
+  page: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  sim.control.onListPage(async (p) => {
+    if (p === page) sim.control.setFaults([{ kind: 'status', status: 401 }]);
+  });
+  try {
+    return await work();
+  } finally {
+    sim.control.onListPage(null);
+    sim.control.clearFaults();
+  }
+}

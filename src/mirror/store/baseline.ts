@@ -1,5 +1,6 @@
 import { cachedStatement, inImmediateTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
+import { mirrorHasDomains } from './domains.js';
 
 /*
  * The mirror's baseline: the first sync into an empty mirror (migration 0007).
@@ -14,9 +15,9 @@ import type { Mirror } from '../database.js';
  * baseline finds new gets its `added` rows.
  *
  * Why: a first sync of the catalogue would otherwise write about six `added` rows per domain
- * (600,000 for 100,000 domains), which drown the dashboard's Changes page and its week count in
- * a day that changed nothing, and cost the sync's writer about a tenth of its CPU plus the
- * build of the `change_log` indexes at the end (docs/benchmarks.md "sync").
+ * (245,925 for 40,000 domains of the simulator's catalogue), which drown the dashboard's Changes
+ * page and its week count in a day that changed nothing, and cost the sync's writer about a tenth
+ * of its CPU plus the build of the `change_log` indexes at the end (docs/benchmarks.md "sync").
  *
  * The baseline opens when a sync starts on a mirror with no domains and stays open, across
  * crashes and restarts, until a sync that fetched profiles finishes its pass (not stopped by the
@@ -43,10 +44,7 @@ export function openBaselineIfEmpty(mirror: Mirror, at: string, pipelineRunId: n
   return inImmediateTransaction(mirror, () => {
     const existing = readBaseline(mirror);
     if (existing !== undefined) return existing.finishedAt === null;
-    const hasDomains = cachedStatement(mirror, 'SELECT EXISTS (SELECT 1 FROM domains) AS found').get() as {
-      found: number;
-    };
-    if (hasDomains.found === 1) return false;
+    if (mirrorHasDomains(mirror)) return false;
     cachedStatement(
       mirror,
       'INSERT INTO mirror_baseline (id, started_at, pipeline_run_id, finished_at) VALUES (1, ?, ?, NULL)',

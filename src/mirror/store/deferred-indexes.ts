@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
 import { cachedStatement, inImmediateTransaction, messageOf, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
+import { mirrorHasDomains } from './domains.js';
 
 /*
  * Indexes set aside while a first sync fills an empty mirror (migration 0006).
@@ -50,10 +51,7 @@ interface IndexDefinition {
 export function deferIndexesForBulkLoad(mirror: Mirror, at: string): string[] {
   const { sqlite } = mirrorInternals(mirror);
   return inImmediateTransaction(mirror, () => {
-    const hasDomains = cachedStatement(mirror, 'SELECT EXISTS (SELECT 1 FROM domains) AS found').get() as {
-      found: number;
-    };
-    if (hasDomains.found === 1) return [];
+    if (mirrorHasDomains(mirror)) return [];
     const placeholders = BULK_LOADED_TABLES.map(() => '?').join(', ');
     const indexes = (
       sqlite

@@ -5,7 +5,7 @@ import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { queryMirror } from '../../helpers/mirror.js';
-import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { licence, profile } from '../mirror/builders.js';
 
@@ -103,12 +103,7 @@ describe('the mirror baseline', () => {
   it('a first sync the service stops keeps the baseline open; the run that finishes it logs no additions either', async () => {
     const sim = await startTestSimulator({ domains: 1200, seed: 32 });
     const ctx = await openTestContext(sim);
-    sim.control.onListPage(async (page) => {
-      if (page === 3) sim.control.setFaults([{ kind: 'status', status: 401 }]);
-    });
-    const stopped = await syncPipeline(ctx, { perPage: 100 });
-    sim.control.onListPage(null);
-    sim.control.clearFaults();
+    const stopped = await whileKeyRefusedFromListPage(sim, 3, () => syncPipeline(ctx, { perPage: 100 }));
     expect(stopped.status).toBe('stopped_by_service');
     expect(stopped.stats.baseline).toBe(true);
     expect(counts(ctx.mirror.path).licences).toBeGreaterThan(0);

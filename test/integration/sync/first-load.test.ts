@@ -6,7 +6,7 @@ import { deferIndexesForBulkLoad } from '../../../src/mirror/store/deferred-inde
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { mirrorIndexes, queryMirror, type MirrorIndex } from '../../helpers/mirror.js';
-import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { profile } from '../mirror/builders.js';
@@ -60,12 +60,7 @@ describe.each(['thread', 'inline'] as const)(
       const ctx = await openTestContext(sim, { profileWriter });
       const expected = await freshMirrorIndexes();
       // From the third listing page on, the service refuses the key: the run stops part-way.
-      sim.control.onListPage(async (page) => {
-        if (page === 3) sim.control.setFaults([{ kind: 'status', status: 401 }]);
-      });
-      const run = await syncPipeline(ctx, { perPage: 100 });
-      sim.control.onListPage(null);
-      sim.control.clearFaults();
+      const run = await whileKeyRefusedFromListPage(sim, 3, () => syncPipeline(ctx, { perPage: 100 }));
       expect(run.status).toBe('stopped_by_service');
       expect(run.stats.indexesDeferred).toBeGreaterThan(0);
       expect(

@@ -3,7 +3,7 @@ import { syncPipeline } from '../../../pipelines/sync.js';
 import type { ProfileWriter } from '../../../src/mirror/profile-writer.js';
 import { diffMirrorWithTruth, profileRequests } from '../../helpers/mirror-truth.js';
 import { queryMirror } from '../../helpers/mirror.js';
-import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
 
 /**
@@ -257,12 +257,7 @@ describe.each(WRITERS)('sync stopped or re-listing midway (%s writer)', (profile
   it('a 401 in the middle stops the run as stopped_by_service and keeps what was written', async () => {
     const sim = await startTestSimulator({ domains: 2500, seed: 14 });
     const ctx = await openTestContext(sim, { profileWriter, config: { api: { concurrency: 2 } } });
-    sim.control.onListPage(async (page) => {
-      if (page === 3) sim.control.setFaults([{ kind: 'status', status: 401 }]);
-    });
-    const run = await syncPipeline(ctx);
-    sim.control.onListPage(null);
-    sim.control.clearFaults();
+    const run = await whileKeyRefusedFromListPage(sim, 3, () => syncPipeline(ctx));
     expect(run.status).toBe('stopped_by_service');
     expect(run.error?.code).toBe('ERR_AUTH');
     const { n } = queryMirror<{ n: number }>(ctx.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!;
