@@ -12,7 +12,7 @@ import { buildIndexesSetAside, errorCode, runPipeline, runStatusForError } from 
 import type { RunContext } from '../src/runtime/run-context.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
-import { prepareFirstLoad } from './sync-first-load.js';
+import { prepareFirstLoad } from './first-load.js';
 
 /** Options of {@link syncPipeline}; the CLI maps `sync`'s flags onto these. */
 export interface SyncOptions {
@@ -110,7 +110,7 @@ export async function syncPipeline(
     // may choose the calling thread instead (RunContext.openProfileWriter).
     async (run) => {
       // Into an empty mirror: indexes built after the load, and the load is the mirror's baseline.
-      const firstLoad = prepareFirstLoad(run);
+      const firstLoad = prepareFirstLoad(run, 'sync');
       stats.indexesDeferred = firstLoad.indexesDeferred;
       stats.baseline = firstLoad.baseline;
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);

@@ -10,9 +10,11 @@ import {
   setExportDownloadStatus,
 } from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';
-import { errorCode } from '../../src/runtime/run.js';
+import { finishBaseline } from '../../src/mirror/store/baseline.js';
+import { buildIndexesSetAside, errorCode } from '../../src/runtime/run.js';
 import { AbortedError } from '../../src/util/domain-sync-error.js';
 import { isoFromMs } from '../../src/util/time.js';
+import { prepareFirstLoad } from '../first-load.js';
 import { ExportError } from './errors.js';
 import { fileFormat, readExportRows } from './format.js';
 import type { ExportScope } from './types.js';
@@ -22,6 +24,11 @@ import type { ExportScope } from './types.js';
  * writes nothing, so a bad file never touches the mirror. Pass 2 upserts in batches, each in a
  * savepoint of a transaction that commits every {@link LOAD_ROWS_PER_COMMIT} rows: a crash leaves
  * whole rows only, and the next run loads the same file again (the load is idempotent).
+ *
+ * Into an empty mirror, pass 2 is a first load, as a first sync's is (pipelines/first-load.ts):
+ * the child tables' indexes are built after the rows, and the load is the mirror's baseline, so
+ * the catalogue it brings is not logged as a day of additions. The baseline ends when the whole
+ * file is loaded; a load stopped part-way leaves it open for the run that resumes it.
  */
 
 /**
@@ -97,8 +104,11 @@ export async function loadExportFile(
     throw wrapped;
   }
 
-  const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');
   const syncedAt = scope.now();
+  const firstLoad = prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load');
+  stats.indexesDeferred = firstLoad.indexesDeferred;
+  stats.baseline = firstLoad.baseline;
+  const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');
   let batch: ExportRowInput[] = [];
   let loaded = 0;
   const commits = bulkCommits(ctx.mirror, LOAD_ROWS_PER_COMMIT);
@@ -111,24 +121,31 @@ export async function loadExportFile(
   };
   // Bulk write: fewer, larger checkpoints, between batches, so the WAL stays short
   // (src/mirror/checkpointer.ts).
-  await withBulkAutocheckpoint(ctx.mirror, async () => {
-    try {
-      for await (const { row } of readExportRows(path, format)) {
-        batch.push(row);
-        if (batch.length >= batchSize) {
-          flush();
-          // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
-          if (ctx.signal.aborted) throw new AbortedError();
+  try {
+    await withBulkAutocheckpoint(ctx.mirror, async () => {
+      try {
+        for await (const { row } of readExportRows(path, format)) {
+          batch.push(row);
+          if (batch.length >= batchSize) {
+            flush();
+            // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
+            if (ctx.signal.aborted) throw new AbortedError();
+          }
         }
+        if (batch.length > 0) flush();
+      } finally {
+        // Whole batches only, also when the load stops or the file cannot be read any more.
+        commits.commit();
       }
-      if (batch.length > 0) flush();
-    } finally {
-      // Whole batches only, also when the load stops or the file cannot be read any more.
-      commits.commit();
-    }
-  });
+    });
+  } finally {
+    // Indexes set aside for a first load are built also when it stops, before anything reads.
+    await buildIndexesSetAside(ctx);
+  }
   loadTask.done();
   stats.rowsLoaded = loaded;
+  // The whole file is in: what it brought is the state the history starts from.
+  if (firstLoad.baseline) finishBaseline(ctx.mirror, scope.now());
   markExportLoaded(ctx.mirror, record.id, { loadedAt: scope.now(), rowsLoaded: loaded, filePath: path });
   setExportDownloadStatus(ctx.mirror, record.id, { downloadStatus: 'loaded', error: null, at: scope.now() });
   ctx.logger.info('export loaded', { exportId: record.id, rows: loaded });

@@ -59,6 +59,17 @@ export interface ExportStats {
   rowsLoaded: number;
   /** Columns (or NDJSON keys) we do not map, kept in `domains.raw_profile`. */
   unknownColumns: string[];
+  /**
+   * Indexes the load set aside and built after its rows, into an empty mirror
+   * (src/mirror/store/deferred-indexes.ts); 0 otherwise.
+   */
+  indexesDeferred: number;
+  /**
+   * Whether the mirror's baseline was open during the load (the first load of an empty mirror, or
+   * the resumption of one: src/mirror/store/baseline.ts): the domains it loaded got no `added`
+   * change_log rows.
+   */
+  baseline: boolean;
   filesRemoved: number;
 }
 
@@ -88,6 +99,8 @@ export function newExportStats(format: ExportFormat, paramsHash: string): Export
     rowsValidated: 0,
     rowsLoaded: 0,
     unknownColumns: [],
+    indexesDeferred: 0,
+    baseline: false,
     filesRemoved: 0,
   };
 }

@@ -155,8 +155,8 @@ type IndexBuildContext = Pick<MirrorRunContext, 'mirror' | 'logger' | 'progress'
 
 /**
  * Builds the indexes set aside in `deferred_indexes` (src/mirror/store/deferred-indexes.ts), if
- * any, with a progress task and a log line; the caller holds the mirror lock. A first sync calls it
- * once it has loaded the mirror.
+ * any, with a progress task and a log line; the caller holds the mirror lock. A first load (a sync,
+ * an export's load) calls it once it has written its rows.
  */
 export async function buildIndexesSetAside(ctx: IndexBuildContext): Promise<void> {
   const pending = deferredIndexNames(ctx.mirror).length;
@@ -168,14 +168,14 @@ export async function buildIndexesSetAside(ctx: IndexBuildContext): Promise<void
 }
 
 /**
- * Builds the indexes a first sync set aside and was killed before building again: the first
+ * Builds the indexes a first load set aside and was killed before building again: the first
  * command to hold the lock after it does, before its own work, so no run works on a mirror
  * without them for long.
  */
 async function buildIndexesLeftDeferred(ctx: IndexBuildContext): Promise<void> {
   const left = deferredIndexNames(ctx.mirror).length;
   if (left === 0) return;
-  ctx.logger.warn('building the mirror indexes a first sync set aside and did not build (was it killed?)', {
+  ctx.logger.warn('building the mirror indexes a first load set aside and did not build (was it killed?)', {
     indexes: left,
   });
   await buildIndexesSetAside(ctx);

@@ -71,6 +71,14 @@ function humanLines(result: RunResult<ExportStats>, mirrorPath: string, load: bo
   } else if (!load && result.status === 'done') {
     lines.push('  not loaded (--no-load); run export again without it to load the file');
   }
+  if (s.indexesDeferred > 0)
+    lines.push(
+      `  empty mirror: loaded first, then built ${s.indexesDeferred} indexes of licences, payment methods and change_log`,
+    );
+  if (s.baseline)
+    lines.push(
+      "  the mirror's baseline: change_log records changes from this load on, not the licences and payment methods it loaded",
+    );
   if (s.unknownColumns.length > 0)
     lines.push(`  unmapped columns kept in raw_profile: ${s.unknownColumns.join(', ')}`);
   if (s.filesRemoved > 0) lines.push(`  removed ${s.filesRemoved} old export file(s) (exports.retention)`);

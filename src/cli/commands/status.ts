@@ -1,4 +1,4 @@
-import { readBaseline } from '../../mirror/store/baseline.js';
+import { baselineLoadName, readBaseline } from '../../mirror/store/baseline.js';
 import type { MirrorBaseline } from '../../mirror/store/baseline.js';
 import { openMirror } from '../../mirror/database.js';
 import {
@@ -48,8 +48,8 @@ export interface SnapshotsStatus {
 function describeBaseline(baseline: MirrorBaseline | null): string {
   if (baseline === null) return 'every change since the mirror was first written';
   if (baseline.finishedAt === null)
-    return `the first sync (begun ${baseline.startedAt}) is still loading the baseline: its domains are not logged as added`;
-  return `changes since the first sync (${baseline.startedAt}), the baseline; what it loaded is not logged as added`;
+    return `${baselineLoadName(baseline)} (begun ${baseline.startedAt}) is still loading the baseline: its domains are not logged as added`;
+  return `changes since ${baselineLoadName(baseline)} (${baseline.startedAt}), the baseline; what it loaded is not logged as added`;
 }
 
 /**

@@ -3,37 +3,49 @@ import type { Mirror } from '../database.js';
 import { mirrorHasDomains } from './domains.js';
 
 /*
- * The mirror's baseline: the first sync into an empty mirror (migration 0007).
+ * The mirror's baseline: the first load of an empty mirror, by a sync or an export's load
+ * (migration 0007).
  *
- * `change_log` records how the catalogue changes under the mirror's eyes. A first sync finds
+ * `change_log` records how the catalogue changes under the mirror's eyes. A first load finds
  * every licence and payment method of the catalogue at once; those are the state the history
  * starts from, not changes. So while the baseline is open, a domain's first profile (its stored
  * `profile_hash` still NULL) is written without an `added` row in `change_log` for its licences
  * and payment methods (`first_seen_at` and `mirror_first_seen_at` still say when each was seen
  * first). Everything else is logged as always: a later profile of a domain already loaded (an
- * enrich, a re-fetch) logs its additions and changes, and a domain that a sync after the
- * baseline finds new gets its `added` rows.
+ * enrich, a re-fetch) logs its additions and changes, and a domain that a run after the baseline
+ * finds new gets its `added` rows.
  *
  * Why: a first sync of the catalogue would otherwise write about six `added` rows per domain
  * (245,925 for 40,000 domains of the simulator's catalogue), which drown the dashboard's Changes
  * page and its week count in a day that changed nothing, and cost the sync's writer about a tenth
  * of its CPU plus the build of the `change_log` indexes at the end (docs/benchmarks.md "sync").
+ * An export loaded into an empty mirror is the same bulk first load (docs/benchmarks.md "export").
  *
- * The baseline opens when a sync starts on a mirror with no domains and stays open, across
- * crashes and restarts, until a sync that fetched profiles finishes its pass (not stopped by the
- * service or a failure). So a first sync killed part-way and resumed writes the same history as
- * one that ran through, and a `--no-profiles` first sync leaves it open for the sync that fetches
- * the profiles. A profile that failed during the baseline is fetched by the next sync, after it,
- * and gets its `added` rows then. upsertProfiles asks {@link baselineOpen} inside each write
- * transaction, so every writer of profiles (sync, enrich, an export's load) agrees.
+ * The baseline opens when a sync starts on a mirror with no domains, or an export's load begins
+ * writing into one. It stays open, across crashes and restarts, until a sync that fetched
+ * profiles finishes its pass (not stopped by the service or a failure) or an export's load
+ * writes the last row of its file. So a first load killed part-way and resumed writes the same
+ * history as one that ran through, and a `--no-profiles` first sync leaves it open for the run
+ * that loads the profiles. A profile that failed during the baseline is fetched by a later sync,
+ * after it, and gets its `added` rows then. upsertProfiles asks {@link baselineOpen} inside each
+ * write transaction, so every writer of profiles (sync, enrich, an export's load) agrees.
  */
 
 /** The mirror's baseline, as recorded. */
 export interface MirrorBaseline {
   startedAt: string;
   pipelineRunId: number | null;
-  /** When a sync finished it; null while it is open. */
+  /** The pipeline of the run that opened it (`sync` or `export`); null when that run is unknown. */
+  pipeline: string | null;
+  /** When the run that loaded it finished it; null while it is open. */
   finishedAt: string | null;
+}
+
+/** "the mirror's first sync", "… first export load": the run a baseline was loaded by, for people. */
+export function baselineLoadName(baseline: MirrorBaseline): string {
+  if (baseline.pipeline === 'sync') return "the mirror's first sync";
+  if (baseline.pipeline === 'export') return "the mirror's first export load";
+  return "the mirror's first load";
 }
 
 /**
@@ -74,9 +86,22 @@ export function finishBaseline(mirror: Mirror, at: string): boolean {
 export function readBaseline(mirror: Mirror): MirrorBaseline | undefined {
   const row = cachedStatement(
     mirror,
-    'SELECT started_at, pipeline_run_id, finished_at FROM mirror_baseline WHERE id = 1',
-  ).get() as { started_at: string; pipeline_run_id: number | null; finished_at: string | null } | undefined;
+    `SELECT b.started_at, b.pipeline_run_id, r.pipeline, b.finished_at
+     FROM mirror_baseline b LEFT JOIN pipeline_runs r ON r.id = b.pipeline_run_id WHERE b.id = 1`,
+  ).get() as
+    | {
+        started_at: string;
+        pipeline_run_id: number | null;
+        pipeline: string | null;
+        finished_at: string | null;
+      }
+    | undefined;
   return row === undefined
     ? undefined
-    : { startedAt: row.started_at, pipelineRunId: row.pipeline_run_id, finishedAt: row.finished_at };
+    : {
+        startedAt: row.started_at,
+        pipelineRunId: row.pipeline_run_id,
+        pipeline: row.pipeline,
+        finishedAt: row.finished_at,
+      };
 }

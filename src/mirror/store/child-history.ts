@@ -9,7 +9,7 @@ import { keyColumn, textColumn, timestampColumn } from './values.js';
  * addition, removal, restoration and change of the kept value gets a `change_log` row, written
  * in the same transaction as the change itself (migration 0003 replaced the triggers that wrote
  * them before, and the rows keep the shape those triggers gave them). The additions of a domain's
- * first profile while the mirror's baseline is open (its first sync: store/baseline.ts) are not.
+ * first profile while the mirror's baseline is open (its first load: store/baseline.ts) are not.
  */
 
 /** A child table whose rows are identified, within their domain, by some key columns. */

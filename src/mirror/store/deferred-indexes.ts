@@ -5,7 +5,8 @@ import type { Mirror } from '../database.js';
 import { mirrorHasDomains } from './domains.js';
 
 /*
- * Indexes set aside while a first sync fills an empty mirror (migration 0006).
+ * Indexes set aside while a first load (a sync, or an export's load: pipelines/first-load.ts)
+ * fills an empty mirror (migration 0006).
  *
  * Each row a sync writes goes into its table and into every index of that table, and on a large
  * mirror most of those index inserts land on pages that are not in the cache. Into an empty
@@ -33,7 +34,7 @@ import { mirrorHasDomains } from './domains.js';
  * slowly.
  */
 
-/** The tables whose secondary indexes a first sync sets aside (see above for why these). */
+/** The tables whose secondary indexes a first load sets aside (see above for why these). */
 export const BULK_LOADED_TABLES = ['licenses', 'payment_methods', 'change_log'] as const;
 
 interface IndexDefinition {
@@ -119,8 +120,8 @@ export async function buildDeferredIndexes(
       } catch (error) {
         throw new DomainSyncError(
           'ERR_MIRROR_WRITE',
-          `could not build index ${index.name} of ${index.table_name}, set aside while a first sync ` +
-            `loaded the mirror (the next command that takes the mirror lock tries again): ${messageOf(error)}`,
+          `could not build index ${index.name} of ${index.table_name}, set aside while a first load ` +
+            `filled the mirror (the next command that takes the mirror lock tries again): ${messageOf(error)}`,
           { cause: error },
         );
       }

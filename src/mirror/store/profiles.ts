@@ -257,7 +257,7 @@ function profileRows(
  *   `removed_at = syncedAt`; if it comes back `removed_at` is cleared. An absent (or null)
  *   section means "not requested" and changes nothing. Each addition, removal, restoration and
  *   change gets a `change_log` row, except the additions of a domain's first profile while the
- *   mirror's baseline (its first sync, store/baseline.ts) is open.
+ *   mirror's baseline (its first load, store/baseline.ts) is open.
  * - The service's `first_seen_at`/`last_confirmed_at` are stored as given (normalised);
  *   `mirror_first_seen_at`/`mirror_updated_at` are our own bookkeeping.
  * - Idempotent: the same data again rewrites no row. The domain row is compared without `meta`.
@@ -341,7 +341,7 @@ export function upsertProfiles(
     let wrote = false;
     const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
     const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
-    // While the first sync loads the mirror, a domain's first profile is where its history
+    // While the mirror's first load fills it, a domain's first profile is where its history
     // starts: its licences and payment methods are not additions.
     const baseline = changed.length > 0 && baselineOpen(mirror);
     // A domain not in the mirror has no stored children to compare with (they reference it).

@@ -1,4 +1,4 @@
-import { readBaseline } from '../../mirror/store/baseline.js';
+import { baselineLoadName, readBaseline } from '../../mirror/store/baseline.js';
 import type { MirrorBaseline } from '../../mirror/store/baseline.js';
 import { listChanges } from '../../mirror/store/ui-changes.js';
 import type { ChangeRow } from '../../mirror/store/ui-changes.js';
@@ -38,9 +38,9 @@ function transition(row: ChangeRow): SafeHtml {
   return html`${row.old_value} → ${row.new_value}`;
 }
 
-/** Where the history starts: the mirror's first sync, whose findings are not changes. */
+/** Where the history starts: the mirror's first load, whose findings are not changes. */
 function baselineNote(baseline: MirrorBaseline): string {
-  const since = `Changes since the mirror's first sync (${formatDate(baseline.startedAt)})`;
+  const since = `Changes since ${baselineLoadName(baseline)} (${formatDate(baseline.startedAt)})`;
   return baseline.finishedAt === null
     ? `${since}, which has not finished yet: the licences and payment methods it loads are where the history starts, not additions.`
     : `${since}: the licences and payment methods it found are where the history starts, so they are not listed as added.`;

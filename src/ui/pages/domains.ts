@@ -1,4 +1,4 @@
-import { readBaseline } from '../../mirror/store/baseline.js';
+import { baselineLoadName, readBaseline } from '../../mirror/store/baseline.js';
 import { changesOfDomain } from '../../mirror/store/ui-changes.js';
 import { domainDetail, searchDomains } from '../../mirror/store/ui-domains.js';
 import { readConsistently } from '../../mirror/store/ui-overview.js';
@@ -133,7 +133,7 @@ export function domainPage(ctx: UiContext, search: URLSearchParams, name: string
   const noChange =
     data.baseline === undefined
       ? 'No change recorded.'
-      : `No change recorded since the mirror's first sync (${formatDate(data.baseline.startedAt)}).`;
+      : `No change recorded since ${baselineLoadName(data.baseline)} (${formatDate(data.baseline.startedAt)}).`;
   const historyTable = (
     rows: typeof data.history,
     itemLabel: string,

@@ -82,7 +82,12 @@ describe('status --json', () => {
         };
       };
       locks: Array<Record<string, unknown>>;
-      baseline: { startedAt: string; pipelineRunId: number; finishedAt: string | null } | null;
+      baseline: {
+        startedAt: string;
+        pipelineRunId: number;
+        pipeline: string | null;
+        finishedAt: string | null;
+      } | null;
     };
     expect(summary.lastRuns.map((r) => [r.pipeline, r.status]).sort()).toEqual([
       ['enrich', 'done'],
@@ -115,6 +120,7 @@ describe('status --json', () => {
     expect(summary.baseline).toEqual({
       startedAt: syncRun.started_at,
       pipelineRunId: syncRun.id,
+      pipeline: 'sync',
       finishedAt: expect.any(String) as unknown,
     });
     expect(summary.locks).toHaveLength(1);
@@ -130,7 +136,7 @@ describe('status --json', () => {
     expect(human.stdout).toMatch(/nightly \(pid 424242 on elsewhere\)/);
     expect(human.stdout).toContain('credits.maxPerDay leaves 70 of 100');
     expect(human.stdout).toContain(
-      `change_log       changes since the first sync (${syncRun.started_at}), the baseline`,
+      `change_log       changes since the mirror's first sync (${syncRun.started_at}), the baseline`,
     );
   });
 });

@@ -5,6 +5,7 @@ import { loadConfig } from '../../../src/config/load.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import { markExportDownloaded } from '../../../src/mirror/store/exports.js';
 import { openRunContext, type OwnedRunContext } from '../../../src/runtime/run-context.js';
+import type { Progress } from '../../../src/runtime/progress.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import type { Clock } from '../../../src/util/time.js';
 
@@ -28,7 +29,7 @@ export function writeTestConfig(dir: string, extra: Record<string, unknown> = {}
 export async function openTestContext(
   sim: RunningSimulator,
   dir: string,
-  options: { extra?: Record<string, unknown>; clock?: Clock } = {},
+  options: { extra?: Record<string, unknown>; clock?: Clock; signal?: AbortSignal; progress?: Progress } = {},
 ): Promise<OwnedRunContext> {
   const configPath = writeTestConfig(dir, options.extra);
   const { config, errors } = loadConfig({ env: {}, cwd: dir, configPath });
@@ -38,6 +39,8 @@ export async function openTestContext(
     apiKey: sim.apiKey,
     baseUrl: sim.baseUrl,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.progress ? { progress: options.progress } : {}),
   });
 }
 

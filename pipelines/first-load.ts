@@ -2,7 +2,7 @@ import { openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import type { PipelineRun } from '../src/runtime/run.js';
 
-/** What {@link prepareFirstLoad} set up, as the sync's stats report it. */
+/** What {@link prepareFirstLoad} set up, as the run's stats report it. */
 export interface FirstLoad {
   /** Indexes set aside until the end of the load; 0 when the mirror had domains. */
   indexesDeferred: number;
@@ -11,15 +11,22 @@ export interface FirstLoad {
 }
 
 /**
- * What a sync does before it writes into an empty mirror (or resumes such a load):
+ * What a bulk load (a sync, or an export's load) does before it writes into an empty mirror, or
+ * resumes such a load:
  * - sets the secondary indexes of the licence, payment-method and change_log tables aside, to be
- *   built at the end (src/mirror/store/deferred-indexes.ts); the rows go in first;
+ *   built at the end (src/mirror/store/deferred-indexes.ts); the rows go in first. The caller
+ *   builds them with buildIndexesSetAside (src/runtime/run.ts) once its rows are written, also
+ *   when it stops early;
  * - opens the mirror's baseline (src/mirror/store/baseline.ts): the domains it loads get no
- *   `added` change_log rows. It stays open until a sync that fetched profiles finishes.
+ *   `added` change_log rows. It stays open until the caller finishes it (finishBaseline) at the
+ *   end of a load that ran through.
  * Both do nothing to a mirror that has domains, except that a baseline an earlier run left open
- * stays open. Logs what it did.
+ * stays open. Logs what it did; `what` names the load in those lines ("sync", "export load").
  */
-export function prepareFirstLoad(run: PipelineRun): FirstLoad {
+export function prepareFirstLoad(
+  run: Pick<PipelineRun, 'id' | 'startedAt' | 'ctx'>,
+  what: string,
+): FirstLoad {
   const { mirror, logger } = run.ctx;
   const indexesDeferred = deferIndexesForBulkLoad(mirror, run.startedAt).length;
   if (indexesDeferred > 0)
@@ -29,7 +36,7 @@ export function prepareFirstLoad(run: PipelineRun): FirstLoad {
   const baseline = openBaselineIfEmpty(mirror, run.startedAt, run.id);
   if (baseline)
     logger.info(
-      "mirror baseline: this sync's licences and payment methods are where change_log starts, not additions",
+      `mirror baseline: this ${what}'s licences and payment methods are where change_log starts, not additions`,
     );
   return { indexesDeferred, baseline };
 }

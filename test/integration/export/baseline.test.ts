@@ -1,0 +1,265 @@
+import { describe, expect, it } from 'vitest';
+import { exportPipeline } from '../../../pipelines/export/index.js';
+import type { ExportOptions } from '../../../pipelines/export/index.js';
+import { syncPipeline } from '../../../pipelines/sync.js';
+import { baselineLoadName, readBaseline } from '../../../src/mirror/store/baseline.js';
+import type { OwnedRunContext } from '../../../src/runtime/run-context.js';
+import type { Progress } from '../../../src/runtime/progress.js';
+import { noopProgress } from '../../../src/runtime/progress.js';
+import type { RunningSimulator } from '../../../src/simulator/index.js';
+import { runCli } from '../../helpers/cli.js';
+import { queryMirror } from '../../helpers/mirror.js';
+import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
+import { startTestSimulator } from '../../helpers/start-simulator.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { openTestContext, writeTestConfig } from './helpers.js';
+
+/*
+ * An export loaded into an empty mirror is the mirror's first load, as a first sync is
+ * (pipelines/first-load.ts): its licences and payment methods get no `added` change_log rows (the
+ * baseline, src/mirror/store/baseline.ts), and the child tables' indexes are built after its rows
+ * (src/mirror/store/deferred-indexes.ts). Read back from the mirror file independently of the
+ * store functions.
+ */
+
+/** No client-side rate limit to speak of: the syncs below fetch hundreds of profiles. */
+const EXTRA = { api: { requestsPerSecond: 100_000 } };
+
+function counts(
+  path: string,
+  domain?: string,
+): { licences: number; methods: number; added: number; logged: number } {
+  const filter = domain === undefined ? '1 = 1' : 'domain_normalized = ?';
+  const args = domain === undefined ? [] : [domain];
+  const one = (from: string, extra = '') =>
+    queryMirror<{ n: number }>(path, `SELECT count(*) AS n FROM ${from} WHERE ${filter}${extra}`, ...args)[0]!
+      .n;
+  return {
+    licences: one('licenses'),
+    methods: one('payment_methods'),
+    added: one('change_log', " AND change = 'added'"),
+    logged: one('change_log'),
+  };
+}
+
+function baselineRow(path: string): { pipeline_run_id: number | null; finished_at: string | null }[] {
+  return queryMirror(path, 'SELECT pipeline_run_id, finished_at FROM mirror_baseline');
+}
+
+/** The secondary indexes of the child tables, as sqlite_master has them, and those still set aside. */
+function childIndexes(path: string): { built: string[]; setAside: number } {
+  const built = queryMirror<{ name: string }>(
+    path,
+    `SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
+     AND tbl_name IN ('licenses', 'payment_methods', 'change_log') ORDER BY name`,
+  ).map((r) => r.name);
+  const [left] = queryMirror<{ n: number }>(path, 'SELECT count(*) AS n FROM deferred_indexes');
+  return { built, setAside: left!.n };
+}
+
+/** A domain the simulator adds, with at least one licence and one payment method. */
+function addDomainWithChildren(sim: RunningSimulator): string {
+  for (let i = 0; i < 200; i++) {
+    const domain = sim.control.mutate.addDomain();
+    const p = sim.control.truth.profile(domain);
+    if ((p?.licenses.length ?? 0) > 0 && (p?.payment_methods.length ?? 0) > 0) return domain;
+  }
+  throw new Error('the simulator added no domain with a licence and a payment method');
+}
+
+async function run(
+  sim: RunningSimulator,
+  dir: string,
+  options: ExportOptions,
+  progress?: Progress,
+  signal?: AbortSignal,
+) {
+  const ctx = await openTestContext(sim, dir, {
+    extra: EXTRA,
+    ...(progress ? { progress } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  try {
+    return await exportPipeline(ctx, options);
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function withContext<T>(
+  sim: RunningSimulator,
+  dir: string,
+  body: (ctx: OwnedRunContext) => Promise<T>,
+) {
+  const ctx = await openTestContext(sim, dir, { extra: EXTRA });
+  try {
+    return await body(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The child-table indexes a fresh mirror has: what every test below expects after a load. */
+async function freshIndexes(sim: RunningSimulator): Promise<string[]> {
+  const dir = await tempDir('domain-sync-export-baseline-fresh-');
+  await withContext(sim, dir, () => Promise.resolve());
+  return childIndexes(`${dir}/mirror.sqlite`).built;
+}
+
+describe('an export loaded into an empty mirror', () => {
+  it('is the baseline: no additions logged, indexes built after; a sync after it logs what changed', async () => {
+    const sim = await startTestSimulator({ domains: 300, timeScale: 0.01, seed: 41 });
+    const dir = await tempDir('domain-sync-export-baseline-');
+    const expectedIndexes = await freshIndexes(sim);
+    expect(expectedIndexes.length).toBeGreaterThan(0);
+
+    const loaded = await run(sim, dir, { format: 'json' });
+    expect(loaded.error).toBeUndefined();
+    expect(loaded.status).toBe('done');
+    expect(loaded.stats.rowsLoaded).toBe(300);
+    expect(loaded.stats.baseline).toBe(true);
+    expect(loaded.stats.indexesDeferred).toBe(expectedIndexes.length);
+    const path = `${dir}/mirror.sqlite`;
+    expect(diffMirrorWithTruth(path, sim)).toEqual([]);
+    const after = counts(path);
+    expect(after.licences).toBeGreaterThan(0);
+    expect(after.methods).toBeGreaterThan(0);
+    expect(after.logged).toBe(0);
+    expect(childIndexes(path)).toEqual({ built: expectedIndexes, setAside: 0 });
+    const finished = baselineRow(path);
+    expect(finished).toEqual([{ pipeline_run_id: loaded.runId, finished_at: expect.any(String) as unknown }]);
+    await withContext(sim, dir, (ctx) => {
+      const baseline = readBaseline(ctx.mirror)!;
+      expect(baseline.pipeline).toBe('export');
+      expect(baselineLoadName(baseline)).toBe("the mirror's first export load");
+      return Promise.resolve();
+    });
+
+    // The catalogue changes: a new domain, a licence's status. A sync after the load logs both.
+    const added = addDomainWithChildren(sim);
+    const changedDomain = sim.control.truth
+      .listDomains()
+      .find((d) => d !== added && (sim.control.truth.profile(d)?.licenses.length ?? 0) > 0)!;
+    const licence = sim.control.truth.profile(changedDomain)!.licenses[0]!;
+    const next = licence.status === 'active' ? 'suspended' : 'active';
+    sim.control.mutate.setLicenceStatus(changedDomain, licence.license_number, next);
+    const synced = await withContext(sim, dir, (ctx) => syncPipeline(ctx));
+    expect(synced.status).toBe('done');
+    expect(synced.stats.baseline).toBe(false);
+    expect(synced.stats.indexesDeferred).toBe(0);
+    expect(diffMirrorWithTruth(path, sim)).toEqual([]);
+    const ofAdded = counts(path, added);
+    expect(ofAdded.added).toBe(ofAdded.licences + ofAdded.methods);
+    expect(counts(path).added).toBe(ofAdded.added);
+    expect(
+      queryMirror(
+        path,
+        `SELECT domain_normalized, change, old_value, new_value FROM change_log WHERE change <> 'added'`,
+      ),
+    ).toEqual([
+      {
+        domain_normalized: changedDomain,
+        change: 'changed',
+        old_value: expect.stringContaining(licence.status) as unknown,
+        new_value: expect.stringContaining(next) as unknown,
+      },
+    ]);
+    expect(baselineRow(path)).toEqual(finished);
+  });
+
+  it('stopped part-way, keeps the baseline open with its indexes built; the run that resumes it finishes it', async () => {
+    const sim = await startTestSimulator({ domains: 600, timeScale: 0.01, seed: 42 });
+    const dir = await tempDir('domain-sync-export-baseline-stop-');
+    const path = `${dir}/mirror.sqlite`;
+    const expectedIndexes = await freshIndexes(sim);
+    // Stopped (as by Ctrl-C) once the load has written its first batches.
+    const stop = new AbortController();
+    let batches = 0;
+    const stopAfterTwoBatches: Progress = {
+      task(label, total, unit) {
+        if (!label.startsWith('load export')) return noopProgress.task(label, total, unit);
+        return {
+          setTotal() {},
+          increment() {
+            batches += 1;
+            if (batches === 2) stop.abort();
+          },
+          done() {},
+        };
+      },
+      stop() {},
+    };
+    const stopped = await run(sim, dir, { format: 'csv', batchSize: 100 }, stopAfterTwoBatches, stop.signal);
+    expect(stopped.status).toBe('interrupted');
+    expect(stopped.stats.baseline).toBe(true);
+    expect(stopped.stats.indexesDeferred).toBe(expectedIndexes.length);
+    const [part] = queryMirror<{ n: number }>(path, 'SELECT count(*) AS n FROM domains');
+    expect(part!.n).toBe(200);
+    expect(counts(path).licences).toBeGreaterThan(0);
+    expect(counts(path).logged).toBe(0);
+    expect(childIndexes(path)).toEqual({ built: expectedIndexes, setAside: 0 });
+    expect(baselineRow(path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
+
+    // The mirror has domains now, but the baseline is still open: the resumed load is part of it.
+    const resumed = await run(sim, dir, { format: 'csv', batchSize: 100 });
+    expect(resumed.status).toBe('done');
+    expect(resumed.stats.mode).toBe('resumed');
+    expect(resumed.stats.exportId).toBe(stopped.stats.exportId);
+    expect(resumed.stats.baseline).toBe(true);
+    expect(resumed.stats.indexesDeferred).toBe(0);
+    expect(resumed.stats.rowsLoaded).toBe(600);
+    expect(diffMirrorWithTruth(path, sim)).toEqual([]);
+    expect(counts(path).logged).toBe(0);
+    expect(baselineRow(path)).toEqual([
+      { pipeline_run_id: stopped.runId, finished_at: expect.any(String) as unknown },
+    ]);
+  });
+
+  it('into a mirror a sync loaded first, logs the domains it brings as added, as before', async () => {
+    const sim = await startTestSimulator({ domains: 300, timeScale: 0.01, seed: 43 });
+    const dir = await tempDir('domain-sync-export-baseline-after-sync-');
+    const path = `${dir}/mirror.sqlite`;
+    const synced = await withContext(sim, dir, (ctx) => syncPipeline(ctx));
+    expect(synced.stats.baseline).toBe(true);
+    const finished = baselineRow(path);
+    expect(finished[0]!.finished_at).toEqual(expect.any(String));
+
+    const added = addDomainWithChildren(sim);
+    const loaded = await run(sim, dir, { format: 'json' });
+    expect(loaded.status).toBe('done');
+    expect(loaded.stats.baseline).toBe(false);
+    expect(loaded.stats.indexesDeferred).toBe(0);
+    expect(diffMirrorWithTruth(path, sim)).toEqual([]);
+    const ofAdded = counts(path, added);
+    expect(ofAdded.licences + ofAdded.methods).toBeGreaterThan(0);
+    expect(ofAdded.added).toBe(ofAdded.licences + ofAdded.methods);
+    expect(counts(path).logged).toBe(ofAdded.added);
+    expect(baselineRow(path)).toEqual(finished);
+  });
+
+  it('through the CLI, says it was the baseline and built the indexes it set aside', async () => {
+    const sim = await startTestSimulator({ domains: 120, timeScale: 0.01, seed: 44 });
+    const dir = await tempDir('domain-sync-export-baseline-cli-');
+    const expectedIndexes = await freshIndexes(sim);
+    const configPath = writeTestConfig(dir, EXTRA);
+    const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
+    const human = await runCli(['export', '--format', 'json', '--config', configPath], { cwd: dir, env });
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain('  loaded 120 rows into the mirror');
+    expect(human.stdout).toContain(
+      `  empty mirror: loaded first, then built ${expectedIndexes.length} indexes of licences, payment methods and change_log`,
+    );
+    expect(human.stdout).toContain(
+      "  the mirror's baseline: change_log records changes from this load on, not the licences and payment methods it loaded",
+    );
+    const status = await runCli(['status', '--config', configPath], { cwd: dir, env });
+    expect(status.code, status.stderr).toBe(0);
+    const [run] = queryMirror<{ started_at: string }>(
+      `${dir}/mirror.sqlite`,
+      "SELECT b.started_at FROM mirror_baseline b JOIN pipeline_runs r ON r.id = b.pipeline_run_id WHERE r.pipeline = 'export'",
+    );
+    expect(status.stdout).toContain(
+      `change_log       changes since the mirror's first export load (${run!.started_at}), the baseline`,
+    );
+  });
+});
