@@ -1,0 +1,116 @@
+/**
+ * Where an export's load spends its time: groups a V8 CPU profile of the export bench's pipeline
+ * child (`EXPORT_BENCH_CPU_PROF=DIR node dist/bench/export.js 200000 json`) by what the code does,
+ * for the table in docs/benchmarks.md "export" (LOAD_PROFILE in bench/export.ts).
+ *
+ * Only the load is counted: the samples from the first to the last one with `loadExportFile` on
+ * the stack (the download before it is left out; garbage collection in between is counted).
+ * Each sample goes to the innermost frame of our own code above it (a better-sqlite3 statement is
+ * a native call, so SQLite's time is the self time of the store function that runs it), grouped by
+ * that code's file and function.
+ *
+ * `node dist/bench/export-load-profile.js FILE.cpuprofile` prints seconds and shares per group.
+ */
+import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** One group of the load's time. */
+export interface LoadShare {
+  part: string;
+  seconds: number;
+  percent: number;
+}
+
+const OURS = /\/dist\/(src|pipelines)\//;
+const JSON_FN = /^(parse|stringify|JSON\.parse|JSON\.stringify)$/;
+
+/** The group of one sample, from its innermost frame and the innermost frame of our code above it. */
+function groupOf(leaf: ProfileNode['callFrame'], own: ProfileNode['callFrame'] | undefined): string {
+  if (leaf.functionName === '(garbage collector)') return 'garbage collection';
+  if (own === undefined) {
+    // Node's own code with none of ours above it: the file streams and their UTF-8 decoding.
+    if (/string_decoder|streams|node:fs|fs\/streams/.test(leaf.url) || leaf.functionName === 'write')
+      return 'reading and decoding the file, parsing each row (both passes)';
+    return 'other';
+  }
+  const { url, functionName } = own;
+  if (/mirror\/store\/deferred-indexes/.test(url))
+    return 'SQLite: building the indexes set aside, after the rows';
+  if (/mirror\/checkpointer|mirror\/database/.test(url))
+    return 'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)';
+  if (/pipelines\/export\/format/.test(url))
+    return 'reading and decoding the file, parsing each row (both passes)';
+  if (/mirror\/store\/child-history/.test(url))
+    return /log|change/i.test(functionName)
+      ? 'SQLite: change_log inserts'
+      : 'SQLite: licence and payment-method upserts';
+  if (/mirror\/store\/profiles/.test(url)) {
+    if (
+      JSON_FN.test(leaf.functionName) ||
+      /Hash|digest|update/.test(leaf.functionName) ||
+      /crypto/.test(leaf.url)
+    )
+      return 'JSON of the raw profile and sections, SHA-1';
+    return 'SQLite: domain and section upserts, with the JS of upsertProfiles around them';
+  }
+  if (/mirror\/store\/values|util\/time|mirror\/store\/export-load/.test(url))
+    return 'validation and conversion (timestamps, types; both passes)';
+  return 'other';
+}
+
+/** Groups the load's samples of `profile` (see the file comment). */
+export function loadShares(profile: CpuProfile): LoadShare[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stack = (id: number): ProfileNode['callFrame'][] => {
+    const frames: ProfileNode['callFrame'][] = [];
+    for (let n: number | undefined = id; n !== undefined; n = parent.get(n))
+      frames.push(byId.get(n)!.callFrame);
+    return frames;
+  };
+  const inLoad = profile.samples.map((id) => stack(id).some((f) => f.functionName === 'loadExportFile'));
+  const first = inLoad.indexOf(true);
+  const last = inLoad.lastIndexOf(true);
+  if (first < 0) throw new Error('no sample has loadExportFile on its stack: is this a profile of the load?');
+  const micros = new Map<string, number>();
+  let total = 0;
+  for (let i = first; i <= last; i++) {
+    const frames = stack(profile.samples[i]!);
+    const delta = profile.timeDeltas[i] ?? 0;
+    const group = groupOf(
+      frames[0]!,
+      frames.find((f) => OURS.test(f.url)),
+    );
+    micros.set(group, (micros.get(group) ?? 0) + delta);
+    total += delta;
+  }
+  return [...micros]
+    .map(([part, us]) => ({ part, seconds: us / 1e6, percent: (100 * us) / total }))
+    .sort((a, b) => b.seconds - a.seconds);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const file = process.argv[2];
+  if (file === undefined) {
+    console.error('usage: node dist/bench/export-load-profile.js FILE.cpuprofile');
+    process.exit(2);
+  }
+  const shares = loadShares(JSON.parse(await readFile(file, 'utf8')) as CpuProfile);
+  const total = shares.reduce((s, x) => s + x.seconds, 0);
+  console.log(`load: ${total.toFixed(1)} s of samples`);
+  for (const s of shares)
+    console.log(`${s.seconds.toFixed(1).padStart(6)} s ${s.percent.toFixed(0).padStart(3)} %  ${s.part}`);
+}
