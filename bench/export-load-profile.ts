@@ -11,20 +11,9 @@
  *
  * `node dist/bench/export-load-profile.js FILE.cpuprofile` prints seconds and shares per group.
  */
-import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string };
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { groupSamples, OUR_CODE, readCpuProfile, samplesOf } from './cpu-profile-samples.js';
+import type { CallFrame, CpuProfile } from './cpu-profile-samples.js';
 
 /** One group of the load's time. */
 export interface LoadShare {
@@ -33,11 +22,10 @@ export interface LoadShare {
   percent: number;
 }
 
-const OURS = /\/dist\/(src|pipelines)\//;
 const JSON_FN = /^(parse|stringify|JSON\.parse|JSON\.stringify)$/;
 
 /** The group of one sample, from its innermost frame and the innermost frame of our code above it. */
-function groupOf(leaf: ProfileNode['callFrame'], own: ProfileNode['callFrame'] | undefined): string {
+function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
   if (leaf.functionName === '(garbage collector)') return 'garbage collection';
   if (own === undefined) {
     // Node's own code with none of ours above it: the file streams and their UTF-8 decoding.
@@ -72,34 +60,19 @@ function groupOf(leaf: ProfileNode['callFrame'], own: ProfileNode['callFrame'] |
 
 /** Groups the load's samples of `profile` (see the file comment). */
 export function loadShares(profile: CpuProfile): LoadShare[] {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const stack = (id: number): ProfileNode['callFrame'][] => {
-    const frames: ProfileNode['callFrame'][] = [];
-    for (let n: number | undefined = id; n !== undefined; n = parent.get(n))
-      frames.push(byId.get(n)!.callFrame);
-    return frames;
-  };
-  const inLoad = profile.samples.map((id) => stack(id).some((f) => f.functionName === 'loadExportFile'));
+  const samples = samplesOf(profile);
+  const inLoad = samples.map((s) => s.stack.some((f) => f.functionName === 'loadExportFile'));
   const first = inLoad.indexOf(true);
   const last = inLoad.lastIndexOf(true);
   if (first < 0) throw new Error('no sample has loadExportFile on its stack: is this a profile of the load?');
-  const micros = new Map<string, number>();
-  let total = 0;
-  for (let i = first; i <= last; i++) {
-    const frames = stack(profile.samples[i]!);
-    const delta = profile.timeDeltas[i] ?? 0;
-    const group = groupOf(
-      frames[0]!,
-      frames.find((f) => OURS.test(f.url)),
-    );
-    micros.set(group, (micros.get(group) ?? 0) + delta);
-    total += delta;
-  }
-  return [...micros]
-    .map(([part, us]) => ({ part, seconds: us / 1e6, percent: (100 * us) / total }))
-    .sort((a, b) => b.seconds - a.seconds);
+  const groups = groupSamples(samples.slice(first, last + 1), (s) =>
+    groupOf(
+      s.stack[0]!,
+      s.stack.find((f) => OUR_CODE.test(f.url)),
+    ),
+  );
+  const total = groups.reduce((sum, [, us]) => sum + us, 0);
+  return groups.map(([part, us]) => ({ part, seconds: us / 1e6, percent: (100 * us) / total }));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -108,7 +81,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error('usage: node dist/bench/export-load-profile.js FILE.cpuprofile');
     process.exit(2);
   }
-  const shares = loadShares(JSON.parse(await readFile(file, 'utf8')) as CpuProfile);
+  const shares = loadShares(await readCpuProfile(file));
   const total = shares.reduce((s, x) => s + x.seconds, 0);
   console.log(`load: ${total.toFixed(1)} s of samples`);
   for (const s of shares)

@@ -728,35 +728,36 @@ function baselineRunsNote(r: BaselineRuns): string {
 
 /**
  * A CPU profile of the sync (`BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=DIR"` on a sync
- * child), grouped by hand from the profiles' self times. Measured separately from the timed run
- * (profiling slows it), so kept here with its date; re-measure after changing the sync or the store.
+ * child), grouped by bench/sync-profile.ts (`node dist/bench/sync-profile.js DIR 20000`).
+ * Measured separately from the timed run (profiling slows it), so kept here with its date;
+ * re-measure after changing the sync or the store.
  */
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    'measured 2026-11-27T03:00Z on 2 Intel Xeon cores, with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts, the request limiter without p-queue and the writer thread at a lower priority',
+    "measured 2026-11-27T11:38Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts, the request limiter without p-queue and the writer thread at a lower priority",
   table: [
-    ['main', 'HTTP (undici, sockets)', '76'],
-    ['main', 'garbage collection', '30'],
-    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '23'],
-    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '20'],
-    ['main', 'other (program, V8, Node internals)', '18'],
+    ['main', 'HTTP (undici, sockets)', '81'],
+    ['main', 'garbage collection', '31'],
+    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '27'],
+    ['main', 'other (program, V8, Node internals)', '21'],
     ['main', 'promises, events, abort signals, timers', '15'],
-    ['main', 'start-up (module loading)', '12'],
+    ['main', 'start-up (module loading)', '14'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '13'],
     ['main', 'response validation (zod, with its timestamp pattern)', '10'],
-    ['main', 'listing: classifying pages, run bookkeeping', '7'],
-    ['main', 'task queue (p-queue, src/runtime/queue.ts)', '6'],
-    ['main', 'handing batches to the writer thread', '2'],
-    ['writer', 'SQLite: licence and payment-method upserts with their change_log rows', '83'],
-    ['writer', 'SQLite: domain and section upserts', '65'],
-    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '25'],
-    ['writer', 'SQLite: listing rows', '18'],
-    ['writer', 'validation, timestamps, JSON of the sections', '17'],
-    ['writer', 'parsing the profile texts', '14'],
-    ['writer', 'garbage collection', '13'],
-    ['writer', 'program, message passing, other', '12'],
-    ['writer', 'SHA-1 of each profile', '8'],
-    ['writer', 'start-up (module loading)', '8'],
+    ['main', 'task queue (p-queue, src/runtime/queue.ts)', '8'],
+    ['main', 'listing: classifying pages, run bookkeeping', '5'],
+    ['main', 'handing batches to the writer thread', '1'],
+    ['writer', 'SQLite: domain and section upserts', '74'],
+    ['writer', 'SQLite: licence and payment-method upserts', '65'],
+    ['writer', 'SQLite: listing rows', '28'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '26'],
+    ['writer', 'validation, timestamps, JSON of the sections', '25'],
+    ['writer', 'parsing the profile texts', '17'],
+    ['writer', 'start-up (module loading)', '11'],
+    ['writer', 'garbage collection', '11'],
+    ['writer', 'program, message passing, other', '7'],
+    ['writer', 'SHA-1 of each profile', '7'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
@@ -766,9 +767,11 @@ const SYNC_PROFILE = {
     'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
     'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
     'functions that run them. The writer thread was idle 52 µs per profile, and most of its busy time ' +
-    'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections, a ' +
-    'change_log row per licence and payment method) is a B-tree insert into its table, and the domain row one ' +
-    "into each of the domain indexes (the other tables' indexes are built at the end). " +
+    'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections; no ' +
+    'change_log rows, since a first sync is the baseline) is a B-tree insert into its table, and the domain row one ' +
+    "into each of the domain indexes (the other tables' indexes are built at the end). In the profile of " +
+    '2026-11-27T03:00Z, before the baseline, the licence and payment-method upserts with their change_log rows ' +
+    'took 83 µs per profile of 263 on the writer thread (32 %); here they take 65 of 271 (24 %). ' +
     'What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
     'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
     "profile); the task queue removing its own listeners instead of through addEventListener's `signal` " +
@@ -797,7 +800,7 @@ const SYNC_PROFILE = {
     'change_log row each (about 6 per domain), which also leaves the change_log indexes nothing to build ' +
     'at its end (2026-11-27, alternating ad hoc runs of 100,000 domains, 10 ms, concurrency 32, three each: ' +
     '2,057–2,164 against 1,923–2,064 profiles/s, CPU per profile 403–443 against 444–489 µs, writer thread ' +
-    '204–216 against 225–253 µs; the profile above predates it). Runs of the same code on different ' +
+    '204–216 against 225–253 µs; the profile above is after it). Runs of the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +
     'five runs of 50,000 domains half an hour later); the table at the top is the latest.',

@@ -1,0 +1,71 @@
+/**
+ * Reading a V8 CPU profile (`node --cpu-prof`) sample by sample, with each sample's stack: what
+ * bench/export-load-profile.ts and bench/sync-profile.ts group into the "where the time goes"
+ * tables of docs/benchmarks.md.
+ */
+import { readFile } from 'node:fs/promises';
+
+/** A frame of a sample's stack. */
+export interface CallFrame {
+  functionName: string;
+  url: string;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+
+/** The parts of a `.cpuprofile` file read here. */
+export interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** One sample: its stack, innermost frame first, and the microseconds it stands for. */
+export interface Sample {
+  stack: CallFrame[];
+  micros: number;
+}
+
+/** Frames of our own code (the built `src/` and `pipelines/`), as the profile names them. */
+export const OUR_CODE = /\/dist\/(src|pipelines)\//;
+
+/** Reads a `.cpuprofile` file. */
+export async function readCpuProfile(path: string): Promise<CpuProfile> {
+  return JSON.parse(await readFile(path, 'utf8')) as CpuProfile;
+}
+
+/** Every sample of `profile` with its stack, in time order. */
+export function samplesOf(profile: CpuProfile): Sample[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stacks = new Map<number, CallFrame[]>();
+  const stackOf = (id: number): CallFrame[] => {
+    let stack = stacks.get(id);
+    if (stack === undefined) {
+      stack = [];
+      for (let n: number | undefined = id; n !== undefined; n = parent.get(n))
+        stack.push(byId.get(n)!.callFrame);
+      stacks.set(id, stack);
+    }
+    return stack;
+  };
+  return profile.samples.map((id, i) => ({ stack: stackOf(id), micros: profile.timeDeltas[i] ?? 0 }));
+}
+
+/** Microseconds per group, largest first. */
+export function groupSamples(
+  samples: readonly Sample[],
+  groupOf: (sample: Sample) => string,
+): Array<[string, number]> {
+  const micros = new Map<string, number>();
+  for (const s of samples) {
+    const group = groupOf(s);
+    micros.set(group, (micros.get(group) ?? 0) + s.micros);
+  }
+  return [...micros].sort((a, b) => b[1] - a[1]);
+}
