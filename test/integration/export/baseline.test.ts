@@ -7,6 +7,13 @@ import type { OwnedRunContext } from '../../../src/runtime/run-context.js';
 import type { Progress } from '../../../src/runtime/progress.js';
 import { noopProgress } from '../../../src/runtime/progress.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
+import {
+  addDomainWithChildren,
+  baselineRows as baselineRow,
+  changeALicenceStatus,
+  changeCounts as counts,
+  changesOtherThanAdded,
+} from '../../helpers/change-log.js';
 import { runCli } from '../../helpers/cli.js';
 import { queryMirror } from '../../helpers/mirror.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
@@ -25,27 +32,6 @@ import { openTestContext, writeTestConfig } from './helpers.js';
 /** No client-side rate limit to speak of: the syncs below fetch hundreds of profiles. */
 const EXTRA = { api: { requestsPerSecond: 100_000 } };
 
-function counts(
-  path: string,
-  domain?: string,
-): { licences: number; methods: number; added: number; logged: number } {
-  const filter = domain === undefined ? '1 = 1' : 'domain_normalized = ?';
-  const args = domain === undefined ? [] : [domain];
-  const one = (from: string, extra = '') =>
-    queryMirror<{ n: number }>(path, `SELECT count(*) AS n FROM ${from} WHERE ${filter}${extra}`, ...args)[0]!
-      .n;
-  return {
-    licences: one('licenses'),
-    methods: one('payment_methods'),
-    added: one('change_log', " AND change = 'added'"),
-    logged: one('change_log'),
-  };
-}
-
-function baselineRow(path: string): { pipeline_run_id: number | null; finished_at: string | null }[] {
-  return queryMirror(path, 'SELECT pipeline_run_id, finished_at FROM mirror_baseline');
-}
-
 /** The secondary indexes of the child tables, as sqlite_master has them, and those still set aside. */
 function childIndexes(path: string): { built: string[]; setAside: number } {
   const built = queryMirror<{ name: string }>(
@@ -55,16 +41,6 @@ function childIndexes(path: string): { built: string[]; setAside: number } {
   ).map((r) => r.name);
   const [left] = queryMirror<{ n: number }>(path, 'SELECT count(*) AS n FROM deferred_indexes');
   return { built, setAside: left!.n };
-}
-
-/** A domain the simulator adds, with at least one licence and one payment method. */
-function addDomainWithChildren(sim: RunningSimulator): string {
-  for (let i = 0; i < 200; i++) {
-    const domain = sim.control.mutate.addDomain();
-    const p = sim.control.truth.profile(domain);
-    if ((p?.licenses.length ?? 0) > 0 && (p?.payment_methods.length ?? 0) > 0) return domain;
-  }
-  throw new Error('the simulator added no domain with a licence and a payment method');
 }
 
 async function run(
@@ -137,12 +113,7 @@ describe('an export loaded into an empty mirror', () => {
 
     // The catalogue changes: a new domain, a licence's status. A sync after the load logs both.
     const added = addDomainWithChildren(sim);
-    const changedDomain = sim.control.truth
-      .listDomains()
-      .find((d) => d !== added && (sim.control.truth.profile(d)?.licenses.length ?? 0) > 0)!;
-    const licence = sim.control.truth.profile(changedDomain)!.licenses[0]!;
-    const next = licence.status === 'active' ? 'suspended' : 'active';
-    sim.control.mutate.setLicenceStatus(changedDomain, licence.license_number, next);
+    const changed = changeALicenceStatus(sim, added);
     const synced = await withContext(sim, dir, (ctx) => syncPipeline(ctx));
     expect(synced.status).toBe('done');
     expect(synced.stats.baseline).toBe(false);
@@ -151,17 +122,12 @@ describe('an export loaded into an empty mirror', () => {
     const ofAdded = counts(path, added);
     expect(ofAdded.added).toBe(ofAdded.licences + ofAdded.methods);
     expect(counts(path).added).toBe(ofAdded.added);
-    expect(
-      queryMirror(
-        path,
-        `SELECT domain_normalized, change, old_value, new_value FROM change_log WHERE change <> 'added'`,
-      ),
-    ).toEqual([
+    expect(changesOtherThanAdded(path)).toEqual([
       {
-        domain_normalized: changedDomain,
+        domain_normalized: changed.domain,
         change: 'changed',
-        old_value: expect.stringContaining(licence.status) as unknown,
-        new_value: expect.stringContaining(next) as unknown,
+        old_value: expect.stringContaining(changed.before) as unknown,
+        new_value: expect.stringContaining(changed.after) as unknown,
       },
     ]);
     expect(baselineRow(path)).toEqual(finished);

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import { finishBaseline, openBaselineIfEmpty } from '../../../src/mirror/store/baseline.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
-import type { RunningSimulator } from '../../../src/simulator/index.js';
+import {
+  addDomainWithChildren,
+  baselineRows as baselineRow,
+  changeALicenceStatus,
+  changeCounts as counts,
+  changesOtherThanAdded,
+} from '../../helpers/change-log.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
@@ -14,42 +20,6 @@ import { licence, profile } from '../mirror/builders.js';
  * and payment methods it finds get no `added` change_log rows; what changes after it is logged.
  * Read back from the mirror file independently of the store functions.
  */
-
-interface Counts {
-  licences: number;
-  methods: number;
-  added: number;
-  logged: number;
-}
-
-function counts(path: string, domain?: string): Counts {
-  // Every row, or one domain's: the same filter on each table.
-  const filter = domain === undefined ? '1 = 1' : 'domain_normalized = ?';
-  const args = domain === undefined ? [] : [domain];
-  const one = (from: string, extra = '') =>
-    queryMirror<{ n: number }>(path, `SELECT count(*) AS n FROM ${from} WHERE ${filter}${extra}`, ...args)[0]!
-      .n;
-  return {
-    licences: one('licenses'),
-    methods: one('payment_methods'),
-    added: one('change_log', " AND change = 'added'"),
-    logged: one('change_log'),
-  };
-}
-
-function baselineRow(path: string): { finished_at: string | null; pipeline_run_id: number | null }[] {
-  return queryMirror(path, 'SELECT pipeline_run_id, finished_at FROM mirror_baseline');
-}
-
-/** A domain the simulator adds, with at least one licence and one payment method. */
-function addDomainWithChildren(sim: RunningSimulator): string {
-  for (let i = 0; i < 200; i++) {
-    const domain = sim.control.mutate.addDomain();
-    const p = sim.control.truth.profile(domain);
-    if ((p?.licenses.length ?? 0) > 0 && (p?.payment_methods.length ?? 0) > 0) return domain;
-  }
-  throw new Error('the simulator added no domain with a licence and a payment method');
-}
 
 describe('the mirror baseline', () => {
   it('a first sync logs no additions; the next sync logs what changed, a new domain as added', async () => {
@@ -69,12 +39,7 @@ describe('the mirror baseline', () => {
 
     // The catalogue changes: a new domain, a licence's status.
     const added = addDomainWithChildren(sim);
-    const changedDomain = sim.control.truth
-      .listDomains()
-      .find((d) => d !== added && (sim.control.truth.profile(d)?.licenses.length ?? 0) > 0)!;
-    const licence = sim.control.truth.profile(changedDomain)!.licenses[0]!;
-    const next = licence.status === 'active' ? 'suspended' : 'active';
-    sim.control.mutate.setLicenceStatus(changedDomain, licence.license_number, next);
+    const changed = changeALicenceStatus(sim, added);
 
     const second = await syncPipeline(ctx);
     expect(second.status).toBe('done');
@@ -83,17 +48,12 @@ describe('the mirror baseline', () => {
     const ofAdded = counts(ctx.mirror.path, added);
     expect(ofAdded.added).toBe(ofAdded.licences + ofAdded.methods);
     expect(counts(ctx.mirror.path).added).toBe(ofAdded.added);
-    expect(
-      queryMirror(
-        ctx.mirror.path,
-        `SELECT domain_normalized, change, old_value, new_value FROM change_log WHERE change <> 'added'`,
-      ),
-    ).toEqual([
+    expect(changesOtherThanAdded(ctx.mirror.path)).toEqual([
       {
-        domain_normalized: changedDomain,
+        domain_normalized: changed.domain,
         change: 'changed',
-        old_value: expect.stringContaining(licence.status) as unknown,
-        new_value: expect.stringContaining(next) as unknown,
+        old_value: expect.stringContaining(changed.before) as unknown,
+        new_value: expect.stringContaining(changed.after) as unknown,
       },
     ]);
     // Finished once: the second run did not touch it.
