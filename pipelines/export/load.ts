@@ -105,7 +105,12 @@ export async function loadExportFile(
   }
 
   const syncedAt = scope.now();
-  const firstLoad = prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load');
+  // A file with no rows loads nothing: it leaves an empty mirror's first load to the run that
+  // brings the catalogue.
+  const firstLoad =
+    rows > 0
+      ? prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load')
+      : { indexesDeferred: 0, baseline: false };
   stats.indexesDeferred = firstLoad.indexesDeferred;
   stats.baseline = firstLoad.baseline;
   const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');

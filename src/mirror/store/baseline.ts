@@ -26,9 +26,10 @@ import { mirrorHasDomains } from './domains.js';
  * profiles finishes its pass (not stopped by the service or a failure) or an export's load
  * writes the last row of its file. So a first load killed part-way and resumed writes the same
  * history as one that ran through, and a `--no-profiles` first sync leaves it open for the run
- * that loads the profiles. A profile that failed during the baseline is fetched by a later sync,
- * after it, and gets its `added` rows then. upsertProfiles asks {@link baselineOpen} inside each
- * write transaction, so every writer of profiles (sync, enrich, an export's load) agrees.
+ * that loads the profiles. A load that brought no domain at all leaves it open too. A profile that
+ * failed during the baseline is fetched by a later sync, after it, and gets its `added` rows then.
+ * upsertProfiles asks {@link baselineOpen} inside each write transaction, so every writer of
+ * profiles (sync, enrich, an export's load) agrees.
  */
 
 /** The mirror's baseline, as recorded. */
@@ -74,11 +75,17 @@ export function baselineOpen(mirror: Mirror): boolean {
   return row.open === 1;
 }
 
-/** Finishes an open baseline at `at`; returns whether one was open. */
+/**
+ * Finishes an open baseline at `at`, once it holds something: while the mirror still has no
+ * domain (a first export that matched none, a first listing that was empty) the baseline stays
+ * open for the load that brings the catalogue. Returns whether it was finished now.
+ */
 export function finishBaseline(mirror: Mirror, at: string): boolean {
   return (
-    cachedStatement(mirror, 'UPDATE mirror_baseline SET finished_at = ? WHERE finished_at IS NULL').run(at)
-      .changes > 0
+    cachedStatement(
+      mirror,
+      'UPDATE mirror_baseline SET finished_at = ? WHERE finished_at IS NULL AND EXISTS (SELECT 1 FROM domains)',
+    ).run(at).changes > 0
   );
 }
 

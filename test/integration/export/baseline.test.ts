@@ -181,6 +181,28 @@ describe('an export loaded into an empty mirror', () => {
     ]);
   });
 
+  it('that matched no domain leaves the mirror empty and its first load to the sync after it', async () => {
+    const sim = await startTestSimulator({ domains: 200, timeScale: 0.01, seed: 45 });
+    const dir = await tempDir('domain-sync-export-baseline-empty-');
+    const path = `${dir}/mirror.sqlite`;
+    expect(sim.control.truth.listDomains({ geo: 'nowhere' })).toEqual([]);
+    const none = await run(sim, dir, { filters: { geo: 'nowhere' }, format: 'json' });
+    expect(none.status).toBe('done');
+    expect(none.stats.rowsLoaded).toBe(0);
+    expect(none.stats.baseline).toBe(false);
+    expect(none.stats.indexesDeferred).toBe(0);
+    expect(baselineRow(path)).toEqual([]);
+
+    const synced = await withContext(sim, dir, (ctx) => syncPipeline(ctx));
+    expect(synced.status).toBe('done');
+    expect(synced.stats.baseline).toBe(true);
+    expect(counts(path).licences).toBeGreaterThan(0);
+    expect(counts(path).logged).toBe(0);
+    expect(baselineRow(path)).toEqual([
+      { pipeline_run_id: synced.runId, finished_at: expect.any(String) as unknown },
+    ]);
+  });
+
   it('into a mirror a sync loaded first, logs the domains it brings as added, as before', async () => {
     const sim = await startTestSimulator({ domains: 300, timeScale: 0.01, seed: 43 });
     const dir = await tempDir('domain-sync-export-baseline-after-sync-');

@@ -97,6 +97,27 @@ describe('the mirror baseline', () => {
     expect(baselineRow(ctx.mirror.path)[0]!.finished_at).toEqual(expect.any(String));
   });
 
+  it('a first sync that lists no domain leaves the baseline open for the sync that brings the catalogue', async () => {
+    const sim = await startTestSimulator({ domains: 200, seed: 36 });
+    const ctx = await openTestContext(sim);
+    expect(sim.control.truth.listDomains({ geo: 'nowhere' })).toEqual([]);
+    const empty = await syncPipeline(ctx, { filters: { geo: 'nowhere' } });
+    expect(empty.status).toBe('done');
+    expect(empty.stats.listed).toBe(0);
+    expect(empty.stats.baseline).toBe(true);
+    expect(baselineRow(ctx.mirror.path)).toEqual([{ pipeline_run_id: empty.runId, finished_at: null }]);
+
+    const full = await syncPipeline(ctx);
+    expect(full.status).toBe('done');
+    expect(full.stats.baseline).toBe(true);
+    expect(full.stats.profilesFetched).toBe(200);
+    expect(counts(ctx.mirror.path).licences).toBeGreaterThan(0);
+    expect(counts(ctx.mirror.path).logged).toBe(0);
+    expect(baselineRow(ctx.mirror.path)).toEqual([
+      { pipeline_run_id: empty.runId, finished_at: expect.any(String) as unknown },
+    ]);
+  });
+
   it("while the baseline is open only a domain's first profile goes unlogged; a later one logs its additions", async () => {
     const sim = await startTestSimulator({ domains: 10, seed: 35 });
     const ctx = await openTestContext(sim);
