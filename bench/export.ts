@@ -465,7 +465,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'and the secondary indexes of the licence, payment-method and change_log tables built once after the ' +
       'rows, where the ceiling keeps every index up to date row by row.',
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
-      `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does):`,
+      `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does, grouped by bench/export-load-profile.ts):`,
     markdownTable(['part', 'time', 'share'], LOAD_PROFILE.table),
     "The profile samples wall time, so the commits include waiting for the checkpoints' fsyncs. SQLite is " +
       'most of it. Five changes made the difference: the listing columns written in the same statement as ' +

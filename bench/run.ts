@@ -465,7 +465,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
         );
         notes.push(
           `Where the sync's CPU goes (CPU profile of a full sync of ${SYNC_PROFILE.domains.toLocaleString('en-US')} domains, ` +
-            `simulator on loopback, concurrency 8, ${SYNC_PROFILE.measured}; self time by what the code does, per profile):`,
+            `simulator on loopback, concurrency 8, ${SYNC_PROFILE.measured}; self time by what the code does, per profile, grouped by bench/sync-profile.ts):`,
           markdownTable(['thread', 'part', 'µs per profile'], SYNC_PROFILE.table),
           SYNC_PROFILE.reading,
           SYNC_GC_NOTE,
