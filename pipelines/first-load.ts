@@ -2,11 +2,18 @@ import { openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import type { PipelineRun } from '../src/runtime/run.js';
 
-/** What {@link prepareFirstLoad} set up, as the run's stats report it. */
+/** What {@link prepareFirstLoad} set up, as the stats of a sync and of an export report it. */
 export interface FirstLoad {
-  /** Indexes set aside until the end of the load; 0 when the mirror had domains. */
+  /**
+   * Indexes set aside while the run loaded an empty mirror and built after its rows
+   * (src/mirror/store/deferred-indexes.ts); 0 when the mirror had domains.
+   */
   indexesDeferred: number;
-  /** Whether the mirror's baseline is open for this run (opened now, or left open by an earlier run). */
+  /**
+   * Whether the mirror's baseline was open during the run (the first load of an empty mirror, or
+   * the resumption of one: src/mirror/store/baseline.ts): the domains it loaded got no `added`
+   * change_log rows.
+   */
   baseline: boolean;
 }
 

@@ -13,6 +13,7 @@ import type { RunContext } from '../src/runtime/run-context.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
 import { prepareFirstLoad } from './first-load.js';
+import type { FirstLoad } from './first-load.js';
 
 /** Options of {@link syncPipeline}; the CLI maps `sync`'s flags onto these. */
 export interface SyncOptions {
@@ -32,8 +33,11 @@ export interface SyncOptions {
   batchSize?: number;
 }
 
-/** Counts of one sync run, stored in `pipeline_runs.stats` and printed in the summary. */
-export interface SyncStats {
+/**
+ * Counts of one sync run, stored in `pipeline_runs.stats` and printed in the summary; with what it
+ * set up as the first load of an empty mirror ({@link FirstLoad}).
+ */
+export interface SyncStats extends FirstLoad {
   mode: 'full' | 'incremental';
   /** Why a full listing ran: `requested`, `first_run`, `count_mismatch`, or null. */
   fullListingReason: string | null;
@@ -51,16 +55,6 @@ export interface SyncStats {
   unlisted: number;
   driftDetected: boolean;
   watermark: string | null;
-  /**
-   * Indexes set aside while this run loaded an empty mirror and built at its end
-   * (src/mirror/store/deferred-indexes.ts); 0 when the mirror had domains.
-   */
-  indexesDeferred: number;
-  /**
-   * Whether the mirror's baseline was open during this run (its first sync, or the resumption of
-   * one: src/mirror/store/baseline.ts): the domains it loaded got no `added` change_log rows.
-   */
-  baseline: boolean;
 }
 
 const PIPELINE = 'sync';
@@ -110,9 +104,7 @@ export async function syncPipeline(
     // may choose the calling thread instead (RunContext.openProfileWriter).
     async (run) => {
       // Into an empty mirror: indexes built after the load, and the load is the mirror's baseline.
-      const firstLoad = prepareFirstLoad(run, 'sync');
-      stats.indexesDeferred = firstLoad.indexesDeferred;
-      stats.baseline = firstLoad.baseline;
+      Object.assign(stats, prepareFirstLoad(run, 'sync'));
       const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
       try {
         return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();

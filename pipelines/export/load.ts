@@ -107,12 +107,8 @@ export async function loadExportFile(
   const syncedAt = scope.now();
   // A file with no rows loads nothing: it leaves an empty mirror's first load to the run that
   // brings the catalogue.
-  const firstLoad =
-    rows > 0
-      ? prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load')
-      : { indexesDeferred: 0, baseline: false };
-  stats.indexesDeferred = firstLoad.indexesDeferred;
-  stats.baseline = firstLoad.baseline;
+  if (rows > 0)
+    Object.assign(stats, prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load'));
   const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');
   let batch: ExportRowInput[] = [];
   let loaded = 0;
@@ -124,25 +120,26 @@ export async function loadExportFile(
     batch = [];
     scope.progressLog('export load progress', { exportId: record.id, rows: loaded, of: rows });
   };
-  // Bulk write: fewer, larger checkpoints, between batches, so the WAL stays short
-  // (src/mirror/checkpointer.ts).
-  try {
-    await withBulkAutocheckpoint(ctx.mirror, async () => {
-      try {
-        for await (const { row } of readExportRows(path, format)) {
-          batch.push(row);
-          if (batch.length >= batchSize) {
-            flush();
-            // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
-            if (ctx.signal.aborted) throw new AbortedError();
-          }
+  const writeBatches = async (): Promise<void> => {
+    try {
+      for await (const { row } of readExportRows(path, format)) {
+        batch.push(row);
+        if (batch.length >= batchSize) {
+          flush();
+          // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
+          if (ctx.signal.aborted) throw new AbortedError();
         }
-        if (batch.length > 0) flush();
-      } finally {
-        // Whole batches only, also when the load stops or the file cannot be read any more.
-        commits.commit();
       }
-    });
+      if (batch.length > 0) flush();
+    } finally {
+      // Whole batches only, also when the load stops or the file cannot be read any more.
+      commits.commit();
+    }
+  };
+  try {
+    // Bulk write: fewer, larger checkpoints, between batches, so the WAL stays short
+    // (src/mirror/checkpointer.ts).
+    await withBulkAutocheckpoint(ctx.mirror, writeBatches);
   } finally {
     // Indexes set aside for a first load are built also when it stops, before anything reads.
     await buildIndexesSetAside(ctx);
@@ -150,7 +147,7 @@ export async function loadExportFile(
   loadTask.done();
   stats.rowsLoaded = loaded;
   // The whole file is in: what it brought is the state the history starts from.
-  if (firstLoad.baseline) finishBaseline(ctx.mirror, scope.now());
+  if (stats.baseline) finishBaseline(ctx.mirror, scope.now());
   markExportLoaded(ctx.mirror, record.id, { loadedAt: scope.now(), rowsLoaded: loaded, filePath: path });
   setExportDownloadStatus(ctx.mirror, record.id, { downloadStatus: 'loaded', error: null, at: scope.now() });
   ctx.logger.info('export loaded', { exportId: record.id, rows: loaded });

@@ -1,6 +1,7 @@
 import type { AllowanceState, AllowanceStatus } from '../../src/runtime/allowance.js';
 import type { ExportFormat } from '../../src/api/index.js';
 import type { RunContext } from '../../src/runtime/run-context.js';
+import type { FirstLoad } from '../first-load.js';
 
 /** Options of the export pipeline (`exportPipeline`); the CLI maps `export`'s flags onto these. */
 export interface ExportOptions {
@@ -27,8 +28,11 @@ export interface ExportOptions {
   downloadAttempts?: number;
 }
 
-/** Counts and facts of one export run, stored in `pipeline_runs.stats` and printed. */
-export interface ExportStats {
+/**
+ * Counts and facts of one export run, stored in `pipeline_runs.stats` and printed; with what its
+ * load set up as the first load of an empty mirror ({@link FirstLoad}).
+ */
+export interface ExportStats extends FirstLoad {
   exportId: number | null;
   /** `created`, `resumed`, or `none` (refused before creating). */
   mode: 'created' | 'resumed' | 'none';
@@ -59,17 +63,6 @@ export interface ExportStats {
   rowsLoaded: number;
   /** Columns (or NDJSON keys) we do not map, kept in `domains.raw_profile`. */
   unknownColumns: string[];
-  /**
-   * Indexes the load set aside and built after its rows, into an empty mirror
-   * (src/mirror/store/deferred-indexes.ts); 0 otherwise.
-   */
-  indexesDeferred: number;
-  /**
-   * Whether the mirror's baseline was open during the load (the first load of an empty mirror, or
-   * the resumption of one: src/mirror/store/baseline.ts): the domains it loaded got no `added`
-   * change_log rows.
-   */
-  baseline: boolean;
   filesRemoved: number;
 }
 

@@ -5,6 +5,7 @@ import type { RunResult } from '../../runtime/run-result.js';
 import { describeAllowance } from '../../runtime/allowance.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
+import { firstLoadLines } from '../first-load-summary.js';
 import { openServices } from '../services.js';
 import { optionsFromFlags } from '../step-flags.js';
 
@@ -71,14 +72,7 @@ function humanLines(result: RunResult<ExportStats>, mirrorPath: string, load: bo
   } else if (!load && result.status === 'done') {
     lines.push('  not loaded (--no-load); run export again without it to load the file');
   }
-  if (s.indexesDeferred > 0)
-    lines.push(
-      `  empty mirror: loaded first, then built ${s.indexesDeferred} indexes of licences, payment methods and change_log`,
-    );
-  if (s.baseline)
-    lines.push(
-      "  the mirror's baseline: change_log records changes from this load on, not the licences and payment methods it loaded",
-    );
+  lines.push(...firstLoadLines(s, 'load'));
   if (s.unknownColumns.length > 0)
     lines.push(`  unmapped columns kept in raw_profile: ${s.unknownColumns.join(', ')}`);
   if (s.filesRemoved > 0) lines.push(`  removed ${s.filesRemoved} old export file(s) (exports.retention)`);

@@ -2,6 +2,7 @@ import { SYNC_SCHEMA } from '../../../pipelines/step-options/index.js';
 import { syncPipeline, type SyncOptions } from '../../../pipelines/sync.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
+import { firstLoadLines } from '../first-load-summary.js';
 import { openServices } from '../services.js';
 import { optionsFromFlags } from '../step-flags.js';
 
@@ -33,16 +34,7 @@ export async function syncCommand(ctx: CommandContext, flags: SyncFlags): Promis
       `  profiles fetched ${s.profilesFetched}, failed ${s.profilesFailed}${s.due ? `, ${s.due} due from earlier runs` : ''}`,
       ...(s.unlisted ? [`  ${s.unlisted} domains no longer listed (marked, not deleted)`] : []),
       ...(s.driftDetected ? ['  the catalogue changed while listing; listed again to catch up'] : []),
-      ...(s.indexesDeferred
-        ? [
-            `  empty mirror: loaded first, then built ${s.indexesDeferred} indexes of licences, payment methods and change_log`,
-          ]
-        : []),
-      ...(s.baseline
-        ? [
-            "  the mirror's baseline: change_log records changes from this sync on, not the licences and payment methods it found",
-          ]
-        : []),
+      ...firstLoadLines(s, 'sync'),
       ...result.failures.slice(0, 20).map((f) => `  failed: ${f.item}: ${f.code}: ${f.message}`),
       ...(result.failures.length > 20 ? [`  … and ${result.failures.length - 20} more failures`] : []),
       ...(result.error ? [`  stopped: ${result.error.code}: ${result.error.message}`] : []),
