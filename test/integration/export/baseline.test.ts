@@ -15,7 +15,8 @@ import {
   changesOtherThanAdded,
 } from '../../helpers/change-log.js';
 import { runCli } from '../../helpers/cli.js';
-import { queryMirror } from '../../helpers/mirror.js';
+import { freshMirrorIndexes } from '../../helpers/fresh-mirror.js';
+import { mirrorIndexes, queryMirror, type MirrorIndex } from '../../helpers/mirror.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -32,42 +33,14 @@ import { openTestContext, writeTestConfig } from './helpers.js';
 /** No client-side rate limit to speak of: the syncs below fetch hundreds of profiles. */
 const EXTRA = { api: { requestsPerSecond: 100_000 } };
 
-/** The secondary indexes of the child tables, as sqlite_master has them, and those still set aside. */
-function childIndexes(path: string): { built: string[]; setAside: number } {
-  const built = queryMirror<{ name: string }>(
-    path,
-    `SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
-     AND tbl_name IN ('licenses', 'payment_methods', 'change_log') ORDER BY name`,
-  ).map((r) => r.name);
-  const [left] = queryMirror<{ n: number }>(path, 'SELECT count(*) AS n FROM deferred_indexes');
-  return { built, setAside: left!.n };
-}
-
-async function run(
-  sim: RunningSimulator,
-  dir: string,
-  options: ExportOptions,
-  progress?: Progress,
-  signal?: AbortSignal,
-) {
-  const ctx = await openTestContext(sim, dir, {
-    extra: EXTRA,
-    ...(progress ? { progress } : {}),
-    ...(signal ? { signal } : {}),
-  });
-  try {
-    return await exportPipeline(ctx, options);
-  } finally {
-    await ctx.close();
-  }
-}
-
+/** Opens a context on the mirror in `dir`, runs `body` with it, and closes it. */
 async function withContext<T>(
   sim: RunningSimulator,
   dir: string,
   body: (ctx: OwnedRunContext) => Promise<T>,
-) {
-  const ctx = await openTestContext(sim, dir, { extra: EXTRA });
+  options: { progress?: Progress; signal?: AbortSignal } = {},
+): Promise<T> {
+  const ctx = await openTestContext(sim, dir, { extra: EXTRA, ...options });
   try {
     return await body(ctx);
   } finally {
@@ -75,33 +48,44 @@ async function withContext<T>(
   }
 }
 
-/** The child-table indexes a fresh mirror has: what every test below expects after a load. */
-async function freshIndexes(sim: RunningSimulator): Promise<string[]> {
-  const dir = await tempDir('domain-sync-export-baseline-fresh-');
-  await withContext(sim, dir, () => Promise.resolve());
-  return childIndexes(`${dir}/mirror.sqlite`).built;
+/** Runs an export into the mirror in `dir`. */
+function run(
+  sim: RunningSimulator,
+  dir: string,
+  options: ExportOptions,
+  contextOptions: { progress?: Progress; signal?: AbortSignal } = {},
+) {
+  return withContext(sim, dir, (ctx) => exportPipeline(ctx, options), contextOptions);
 }
+
+/** Every index of the mirror at `path` is there, and none is still set aside. */
+function expectIndexesBuilt(path: string, fresh: MirrorIndex[]): void {
+  expect(mirrorIndexes(path)).toEqual(fresh);
+  expect(queryMirror(path, 'SELECT * FROM deferred_indexes')).toEqual([]);
+}
+
+/** Indexes of the licence, payment-method and change_log tables a load into an empty mirror sets aside. */
+const SET_ASIDE = 8;
 
 describe('an export loaded into an empty mirror', () => {
   it('is the baseline: no additions logged, indexes built after; a sync after it logs what changed', async () => {
     const sim = await startTestSimulator({ domains: 300, timeScale: 0.01, seed: 41 });
     const dir = await tempDir('domain-sync-export-baseline-');
-    const expectedIndexes = await freshIndexes(sim);
-    expect(expectedIndexes.length).toBeGreaterThan(0);
+    const fresh = await freshMirrorIndexes();
 
     const loaded = await run(sim, dir, { format: 'json' });
     expect(loaded.error).toBeUndefined();
     expect(loaded.status).toBe('done');
     expect(loaded.stats.rowsLoaded).toBe(300);
     expect(loaded.stats.baseline).toBe(true);
-    expect(loaded.stats.indexesDeferred).toBe(expectedIndexes.length);
+    expect(loaded.stats.indexesDeferred).toBe(SET_ASIDE);
     const path = `${dir}/mirror.sqlite`;
     expect(diffMirrorWithTruth(path, sim)).toEqual([]);
     const after = counts(path);
     expect(after.licences).toBeGreaterThan(0);
     expect(after.methods).toBeGreaterThan(0);
     expect(after.logged).toBe(0);
-    expect(childIndexes(path)).toEqual({ built: expectedIndexes, setAside: 0 });
+    expectIndexesBuilt(path, fresh);
     const finished = baselineRow(path);
     expect(finished).toEqual([{ pipeline_run_id: loaded.runId, finished_at: expect.any(String) as unknown }]);
     await withContext(sim, dir, (ctx) => {
@@ -137,7 +121,7 @@ describe('an export loaded into an empty mirror', () => {
     const sim = await startTestSimulator({ domains: 600, timeScale: 0.01, seed: 42 });
     const dir = await tempDir('domain-sync-export-baseline-stop-');
     const path = `${dir}/mirror.sqlite`;
-    const expectedIndexes = await freshIndexes(sim);
+    const fresh = await freshMirrorIndexes();
     // Stopped (as by Ctrl-C) once the load has written its first batches.
     const stop = new AbortController();
     let batches = 0;
@@ -155,15 +139,20 @@ describe('an export loaded into an empty mirror', () => {
       },
       stop() {},
     };
-    const stopped = await run(sim, dir, { format: 'csv', batchSize: 100 }, stopAfterTwoBatches, stop.signal);
+    const stopped = await run(
+      sim,
+      dir,
+      { format: 'csv', batchSize: 100 },
+      { progress: stopAfterTwoBatches, signal: stop.signal },
+    );
     expect(stopped.status).toBe('interrupted');
     expect(stopped.stats.baseline).toBe(true);
-    expect(stopped.stats.indexesDeferred).toBe(expectedIndexes.length);
+    expect(stopped.stats.indexesDeferred).toBe(SET_ASIDE);
     const [part] = queryMirror<{ n: number }>(path, 'SELECT count(*) AS n FROM domains');
     expect(part!.n).toBe(200);
     expect(counts(path).licences).toBeGreaterThan(0);
     expect(counts(path).logged).toBe(0);
-    expect(childIndexes(path)).toEqual({ built: expectedIndexes, setAside: 0 });
+    expectIndexesBuilt(path, fresh);
     expect(baselineRow(path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
 
     // The mirror has domains now, but the baseline is still open: the resumed load is part of it.
@@ -228,14 +217,13 @@ describe('an export loaded into an empty mirror', () => {
   it('through the CLI, says it was the baseline and built the indexes it set aside', async () => {
     const sim = await startTestSimulator({ domains: 120, timeScale: 0.01, seed: 44 });
     const dir = await tempDir('domain-sync-export-baseline-cli-');
-    const expectedIndexes = await freshIndexes(sim);
     const configPath = writeTestConfig(dir, EXTRA);
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
     const human = await runCli(['export', '--format', 'json', '--config', configPath], { cwd: dir, env });
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain('  loaded 120 rows into the mirror');
     expect(human.stdout).toContain(
-      `  empty mirror: loaded first, then built ${expectedIndexes.length} indexes of licences, payment methods and change_log`,
+      `  empty mirror: loaded first, then built ${SET_ASIDE} indexes of licences, payment methods and change_log`,
     );
     expect(human.stdout).toContain(
       "  the mirror's baseline: change_log records changes from this load on, not the licences and payment methods it loaded",

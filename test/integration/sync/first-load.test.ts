@@ -1,13 +1,11 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
-import { openMirror } from '../../../src/mirror/database.js';
 import { deferIndexesForBulkLoad } from '../../../src/mirror/store/deferred-indexes.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
-import { mirrorIndexes, queryMirror, type MirrorIndex } from '../../helpers/mirror.js';
+import { freshMirrorIndexes } from '../../helpers/fresh-mirror.js';
+import { mirrorIndexes, queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
-import { tempDir } from '../../helpers/temp-dir.js';
 import { openTestContext } from '../../helpers/test-context.js';
 import { profile } from '../mirror/builders.js';
 
@@ -15,14 +13,6 @@ import { profile } from '../mirror/builders.js';
  * A first sync into an empty mirror writes the rows first and builds the secondary indexes of the
  * tables it fills at the end (src/mirror/store/deferred-indexes.ts). Read back independently.
  */
-
-/** The indexes of a newly created mirror, which every mirror must have after a sync. */
-async function freshMirrorIndexes(): Promise<MirrorIndex[]> {
-  const path = join(await tempDir('fresh-mirror-'), 'mirror.sqlite');
-  const mirror = await openMirror(path);
-  await mirror.close();
-  return mirrorIndexes(path);
-}
 
 describe.each(['thread', 'inline'] as const)(
   'a first sync into an empty mirror (%s writer)',
