@@ -61,32 +61,39 @@ function kindOf(leaf: CallFrame): string {
   return 'other';
 }
 
+/** The table's rows that more than one kind goes to. */
+const CLIENT = 'our client: reading and parsing response bodies, retries, the request limiter';
+const MAIN_SQLITE = "SQLite: building the indexes set aside, at the end; the listing's mirror reads";
+const LISTING = 'listing: classifying pages, run bookkeeping';
+const COMMITS = 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)';
+const WRITER_VALUES = 'validation, timestamps, JSON of the sections';
+
 /** The table's rows, by thread, from the kinds above. */
 const MAIN_ROWS: Record<string, string> = {
   http: 'HTTP (undici, sockets)',
   gc: 'garbage collection',
-  client: 'our client: reading and parsing response bodies, retries, the request limiter',
-  json: 'our client: reading and parsing response bodies, retries, the request limiter',
-  'sqlite-call': "SQLite: building the indexes set aside, at the end; the listing's mirror reads",
-  'store:domains': "SQLite: building the indexes set aside, at the end; the listing's mirror reads",
-  'mirror-other': "SQLite: building the indexes set aside, at the end; the listing's mirror reads",
+  client: CLIENT,
+  json: CLIENT,
+  'sqlite-call': MAIN_SQLITE,
+  'store:domains': MAIN_SQLITE,
+  'mirror-other': MAIN_SQLITE,
   async: 'promises, events, abort signals, timers',
   startup: 'start-up (module loading)',
   validation: 'response validation (zod, with its timestamp pattern)',
-  pipeline: 'listing: classifying pages, run bookkeeping',
-  'store:values': 'listing: classifying pages, run bookkeeping',
+  pipeline: LISTING,
+  'store:values': LISTING,
   queue: 'task queue (p-queue, src/runtime/queue.ts)',
   messages: 'handing batches to the writer thread',
 };
 const WRITER_ROWS: Record<string, string> = {
   'store:child-history': 'SQLite: licence and payment-method upserts',
   'store:profiles': 'SQLite: domain and section upserts',
-  'sqlite-call': 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)',
-  'mirror-other': 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)',
+  'sqlite-call': COMMITS,
+  'mirror-other': COMMITS,
   'store:domains': 'SQLite: listing rows',
-  'store:values': 'validation, timestamps, JSON of the sections',
-  json: 'validation, timestamps, JSON of the sections',
-  validation: 'validation, timestamps, JSON of the sections',
+  'store:values': WRITER_VALUES,
+  json: WRITER_VALUES,
+  validation: WRITER_VALUES,
   'parse-texts': 'parsing the profile texts',
   gc: 'garbage collection',
   hash: 'SHA-1 of each profile',
