@@ -45,14 +45,32 @@ export function changesOtherThanAdded(
   );
 }
 
-/** Adds a domain to the simulator's catalogue with at least one licence and one payment method. */
-export function addDomainWithChildren(sim: RunningSimulator): string {
+type TruthProfile = NonNullable<ReturnType<RunningSimulator['control']['truth']['profile']>>;
+
+/**
+ * Adds domains to the simulator's catalogue until one whose profile `accept`s (at most 200);
+ * returns it. `what` names the wanted domain in the error when none was.
+ */
+export function addDomainWhere(
+  sim: RunningSimulator,
+  accept: (profile: TruthProfile) => boolean,
+  what: string,
+): string {
   for (let i = 0; i < 200; i++) {
     const domain = sim.control.mutate.addDomain();
     const p = sim.control.truth.profile(domain);
-    if ((p?.licenses.length ?? 0) > 0 && (p?.payment_methods.length ?? 0) > 0) return domain;
+    if (p !== undefined && accept(p)) return domain;
   }
-  throw new Error('the simulator added no domain with a licence and a payment method');
+  throw new Error(`the simulator added no domain ${what}`);
+}
+
+/** Adds a domain to the simulator's catalogue with at least one licence and one payment method. */
+export function addDomainWithChildren(sim: RunningSimulator): string {
+  return addDomainWhere(
+    sim,
+    (p) => p.licenses.length > 0 && p.payment_methods.length > 0,
+    'with a licence and a payment method',
+  );
 }
 
 /**

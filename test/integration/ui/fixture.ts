@@ -13,6 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { addDomainWhere } from '../../helpers/change-log.js';
 import { runCli } from '../../../src/cli/program.js';
 import { loadConfig } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/config.js';
@@ -153,14 +154,11 @@ export async function buildUiFixture(options: { domains?: number } = {}): Promis
     );
     // A domain new to the catalogue after the first sync (the mirror's baseline), holding a
     // licence in the changed licence's jurisdiction: the second sync logs its licences as added.
-    let addedDomain: string | undefined;
-    for (let i = 0; i < 200 && addedDomain === undefined; i++) {
-      const candidate = sim.control.mutate.addDomain();
-      const licences = sim.control.truth.profile(candidate)?.licenses ?? [];
-      if (licences.some((l) => l.jurisdiction === licence.jurisdiction)) addedDomain = candidate;
-    }
-    if (addedDomain === undefined)
-      throw new Error(`fixture: no new domain with a ${licence.jurisdiction} licence`);
+    const addedDomain = addDomainWhere(
+      sim,
+      (p) => p.licenses.some((l) => l.jurisdiction === licence.jurisdiction),
+      `with a ${licence.jurisdiction} licence`,
+    );
     await cli(['sync'], dir, env);
     await cli(
       ['enrich', '--budget', '40', '--domain', all[3]!, '--domain', all[4]!, '--domain', all[5]!],
