@@ -16,6 +16,8 @@ export interface ClientBenchRow {
   bareRps: number;
   /** The median over rounds of `client rps / bare rps`, each round measuring both back to back. */
   ratio: number;
+  /** Each round's `client rps / bare rps`, in the order measured (3 decimals). */
+  roundRatios: number[];
   /** The ratio the client should reach. */
   target: 0.9;
 }
@@ -25,7 +27,7 @@ export interface BenchResult {
   name: 'client';
   /** Catalogue size of the simulator. */
   domains: number;
-  /** Measuring time per mode and concurrency (split into 7 interleaved rounds), after a warm-up. */
+  /** Measuring time per mode and concurrency (split into {@link ROUNDS} interleaved rounds), after a warm-up. */
   durationMs: number;
   rows: ClientBenchRow[];
 }
@@ -34,7 +36,7 @@ export interface BenchResult {
 export interface ClientBenchOptions {
   /**
    * Measuring time per cell in ms.
-   * @default 7000
+   * @default 15000
    */
   durationMs?: number;
   /**
@@ -48,6 +50,13 @@ export interface ClientBenchOptions {
    */
   domains?: number;
 }
+
+/**
+ * Interleaved rounds per mode and concurrency. 15 rather than the 7 of 2026-11-25: on a shared
+ * 2-core machine single rounds of a second measured from 0.5 to 1.4 of the bare loop on
+ * 2026-11-27, and the median of 7 moved from 0.84 to 1.0 from one run to the next.
+ */
+export const ROUNDS = 15;
 
 /** Runs `worker` on `concurrency` lanes for `durationMs`; returns completed requests per second. */
 async function measure(
@@ -76,12 +85,12 @@ async function measure(
  * client's rate limit is disabled (`requestsPerSecond: Infinity`) and its concurrency set to
  * the level measured, so the numbers show the cost of validation, the limiter, the retry
  * wrapper and the request log, not of a configured limit. Both modes are warmed up, then
- * measured in 7 interleaved rounds each and reported as medians (the ratio as the median of the
+ * measured in {@link ROUNDS} interleaved rounds each and reported as medians (the ratio as the median of the
  * rounds' own ratios), since shared machines drift.
  * Client and simulator share one process, so the ratio also counts the simulator's CPU.
  */
 export async function runClientBench(options: ClientBenchOptions = {}): Promise<BenchResult> {
-  const durationMs = options.durationMs ?? 7000;
+  const durationMs = options.durationMs ?? 15000;
   const concurrencies = options.concurrencies ?? [1, 8, 32];
   const domainCount = options.domains ?? 5000;
   const sim = await startSimulator({ domains: domainCount, seed: 7 });
@@ -114,13 +123,12 @@ export async function runClientBench(options: ClientBenchOptions = {}): Promise<
         // goes first) and keep the median of each mode, after a warm-up of both.
         // The warm-up is long enough for the JIT to settle on both paths: with 400 ms the first
         // level measured (concurrency 1) still paid for compiling the client's deeper code.
-        const rounds = 7;
-        const roundMs = Math.max(100, Math.round(durationMs / rounds));
+        const roundMs = Math.max(100, Math.round(durationMs / ROUNDS));
         await measure(concurrency, 1500, bare);
         await measure(concurrency, 1500, viaClient);
         const bareRuns: number[] = [];
         const clientRuns: number[] = [];
-        for (let round = 0; round < rounds; round++) {
+        for (let round = 0; round < ROUNDS; round++) {
           if ((round + index) % 2 === 0) {
             bareRuns.push(await measure(concurrency, roundMs, bare));
             clientRuns.push(await measure(concurrency, roundMs, viaClient));
@@ -134,12 +142,14 @@ export async function runClientBench(options: ClientBenchOptions = {}): Promise<
         // The ratio is the median of each round's own ratio: the two halves of a round run back
         // to back, so drift of a shared machine (another process waking up for a few seconds)
         // moves both, where a ratio of two medians can pair a quiet second with a busy one.
-        const ratio = median(clientRuns.map((c, i) => c / bareRuns[i]!));
+        const roundRatios = clientRuns.map((c, i) => c / bareRuns[i]!);
+        const ratio = median(roundRatios);
         rows.push({
           concurrency,
           clientRps: Math.round(clientRps),
           bareRps: Math.round(bareRps),
           ratio: Math.round(ratio * 1000) / 1000,
+          roundRatios: roundRatios.map((r) => Math.round(r * 1000) / 1000),
           target: 0.9,
         });
       } finally {
