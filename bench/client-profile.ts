@@ -17,9 +17,9 @@
 import { Session } from 'node:inspector/promises';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { Agent, request } from 'undici';
-import { createClient } from '../src/api/index.js';
 import { startSimulator } from '../src/simulator/index.js';
+import { clientBenchModes, runLanes } from './client.js';
+import type { Worker } from './client.js';
 import { groupSamples, samplesOf } from './cpu-profile-samples.js';
 import type { CpuProfile, Sample } from './cpu-profile-samples.js';
 
@@ -81,45 +81,12 @@ export interface ClientProfile {
 export async function profileClientBench(concurrency = 8, rounds = 8): Promise<ClientProfile> {
   const sim = await startSimulator({ domains: 5000, seed: 7 });
   const domains = sim.control.truth.listDomains();
-  const agent = new Agent({ connections: concurrency, pipelining: 1 });
-  const client = createClient({
-    baseUrl: sim.baseUrl,
-    apiKey: sim.apiKey,
-    concurrency,
-    requestsPerSecond: Infinity,
-    maxRetries: 0,
-  });
+  const modes = clientBenchModes(sim, domains, concurrency);
   const session = new Session();
   session.connect();
   try {
-    const modes = {
-      bare: async (i: number): Promise<void> => {
-        const domain = domains[i % domains.length]!;
-        const response = await request(`${sim.baseUrl}/domains/${encodeURIComponent(domain)}`, {
-          dispatcher: agent,
-          headers: { 'x-api-key': sim.apiKey, accept: 'application/json' },
-        });
-        if (response.statusCode !== 200) throw new Error(`bare request: status ${response.statusCode}`);
-        await response.body.json();
-      },
-      client: async (i: number): Promise<void> => {
-        await client.getDomain(domains[i % domains.length]!);
-      },
-    };
-    const run = async (worker: (i: number) => Promise<void>, ms: number): Promise<number> => {
-      let next = 0;
-      let done = 0;
-      const until = performance.now() + ms;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (performance.now() < until) {
-            await worker(next++);
-            done++;
-          }
-        }),
-      );
-      return done;
-    };
+    const run = async (worker: Worker, ms: number): Promise<number> =>
+      (await runLanes(concurrency, ms, worker)).requests;
     // Warm both paths first, as the benchmark does.
     await run(modes.bare, 1500);
     await run(modes.client, 1500);
@@ -165,8 +132,7 @@ export async function profileClientBench(concurrency = 8, rounds = 8): Promise<C
     return { concurrency, rounds, bare, client: viaClient };
   } finally {
     session.disconnect();
-    await client.close();
-    await agent.close();
+    await modes.close();
     await sim.close();
   }
 }

@@ -58,25 +58,72 @@ export interface ClientBenchOptions {
  */
 export const ROUNDS = 15;
 
-/** Runs `worker` on `concurrency` lanes for `durationMs`; returns completed requests per second. */
-async function measure(
+/** A mode's request: the `i`th of a run (each mode cycles through the catalogue). */
+export type Worker = (i: number) => Promise<void>;
+
+/** Runs `worker` on `concurrency` lanes for `durationMs`; returns the requests completed and the ms taken. */
+export async function runLanes(
   concurrency: number,
   durationMs: number,
-  worker: (i: number) => Promise<void>,
-): Promise<number> {
+  worker: Worker,
+): Promise<{ requests: number; ms: number }> {
   let next = 0;
-  let done = 0;
+  let requests = 0;
   const started = performance.now();
   const until = started + durationMs;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < until) {
         await worker(next++);
-        done++;
+        requests++;
       }
     }),
   );
-  return done / ((performance.now() - started) / 1000);
+  return { requests, ms: performance.now() - started };
+}
+
+/** {@link runLanes} as completed requests per second. */
+async function measure(concurrency: number, durationMs: number, worker: Worker): Promise<number> {
+  const { requests, ms } = await runLanes(concurrency, durationMs, worker);
+  return requests / (ms / 1000);
+}
+
+/**
+ * The benchmark's two modes at one concurrency, against `sim`: `bare`, a bare `undici.request`
+ * of the profile whose body is parsed as JSON, and `client`, our client's `getDomain` with its
+ * rate limit off and its concurrency at the level measured. `close` closes both.
+ */
+export function clientBenchModes(
+  sim: { baseUrl: string; apiKey: string },
+  domains: readonly string[],
+  concurrency: number,
+): { bare: Worker; client: Worker; close: () => Promise<void> } {
+  const agent = new Agent({ connections: concurrency, pipelining: 1 });
+  const client = createClient({
+    baseUrl: sim.baseUrl,
+    apiKey: sim.apiKey,
+    concurrency,
+    requestsPerSecond: Infinity,
+    maxRetries: 0,
+  });
+  return {
+    bare: async (i) => {
+      const domain = domains[i % domains.length]!;
+      const response = await request(`${sim.baseUrl}/domains/${encodeURIComponent(domain)}`, {
+        dispatcher: agent,
+        headers: { 'x-api-key': sim.apiKey, accept: 'application/json' },
+      });
+      if (response.statusCode !== 200) throw new Error(`bare request: status ${response.statusCode}`);
+      await response.body.json();
+    },
+    client: async (i) => {
+      await client.getDomain(domains[i % domains.length]!);
+    },
+    close: async () => {
+      await client.close();
+      await agent.close();
+    },
+  };
 }
 
 /**
@@ -98,26 +145,7 @@ export async function runClientBench(options: ClientBenchOptions = {}): Promise<
   const rows: ClientBenchRow[] = [];
   try {
     for (const [index, concurrency] of concurrencies.entries()) {
-      const agent = new Agent({ connections: concurrency, pipelining: 1 });
-      const client = createClient({
-        baseUrl: sim.baseUrl,
-        apiKey: sim.apiKey,
-        concurrency,
-        requestsPerSecond: Infinity,
-        maxRetries: 0,
-      });
-      const bare = async (i: number): Promise<void> => {
-        const domain = domains[i % domains.length]!;
-        const response = await request(`${sim.baseUrl}/domains/${encodeURIComponent(domain)}`, {
-          dispatcher: agent,
-          headers: { 'x-api-key': sim.apiKey, accept: 'application/json' },
-        });
-        if (response.statusCode !== 200) throw new Error(`bare request: status ${response.statusCode}`);
-        await response.body.json();
-      };
-      const viaClient = async (i: number): Promise<void> => {
-        await client.getDomain(domains[i % domains.length]!);
-      };
+      const { bare, client: viaClient, close } = clientBenchModes(sim, domains, concurrency);
       try {
         // Shared machines are noisy: measure in short interleaved rounds (alternating which mode
         // goes first) and keep the median of each mode, after a warm-up of both.
@@ -153,8 +181,7 @@ export async function runClientBench(options: ClientBenchOptions = {}): Promise<
           target: 0.9,
         });
       } finally {
-        await client.close();
-        await agent.close();
+        await close();
       }
     }
   } finally {
