@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { queryMirror } from './mirror.js';
 
@@ -33,6 +34,13 @@ export function changeCounts(path: string, domain?: string): ChangeCounts {
 /** The rows of `mirror_baseline` (at most one). */
 export function baselineRows(path: string): { pipeline_run_id: number | null; finished_at: string | null }[] {
   return queryMirror(path, 'SELECT pipeline_run_id, finished_at FROM mirror_baseline');
+}
+
+/** What {@link baselineRows} holds once the run `pipelineRunId` opened the baseline and it finished. */
+export function baselineFinishedBy(
+  pipelineRunId: unknown,
+): { pipeline_run_id: unknown; finished_at: unknown }[] {
+  return [{ pipeline_run_id: pipelineRunId, finished_at: expect.any(String) as unknown }];
 }
 
 /** The change_log rows other than additions, as the tests compare them. */

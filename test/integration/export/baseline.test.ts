@@ -9,7 +9,8 @@ import { noopProgress } from '../../../src/runtime/progress.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import {
   addDomainWithChildren,
-  baselineRows as baselineRow,
+  baselineRows,
+  baselineFinishedBy,
   changeALicenceStatus,
   changeCounts as counts,
   changesOtherThanAdded,
@@ -86,8 +87,8 @@ describe('an export loaded into an empty mirror', () => {
     expect(after.methods).toBeGreaterThan(0);
     expect(after.logged).toBe(0);
     expectIndexesBuilt(path, fresh);
-    const finished = baselineRow(path);
-    expect(finished).toEqual([{ pipeline_run_id: loaded.runId, finished_at: expect.any(String) as unknown }]);
+    const finished = baselineRows(path);
+    expect(finished).toEqual(baselineFinishedBy(loaded.runId));
     await withContext(sim, dir, (ctx) => {
       const baseline = readBaseline(ctx.mirror)!;
       expect(baseline.pipeline).toBe('export');
@@ -114,7 +115,7 @@ describe('an export loaded into an empty mirror', () => {
         new_value: expect.stringContaining(changed.after) as unknown,
       },
     ]);
-    expect(baselineRow(path)).toEqual(finished);
+    expect(baselineRows(path)).toEqual(finished);
   });
 
   it('stopped part-way, keeps the baseline open with its indexes built; the run that resumes it finishes it', async () => {
@@ -153,7 +154,7 @@ describe('an export loaded into an empty mirror', () => {
     expect(counts(path).licences).toBeGreaterThan(0);
     expect(counts(path).logged).toBe(0);
     expectIndexesBuilt(path, fresh);
-    expect(baselineRow(path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
+    expect(baselineRows(path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
 
     // The mirror has domains now, but the baseline is still open: the resumed load is part of it.
     const resumed = await run(sim, dir, { format: 'csv', batchSize: 100 });
@@ -165,9 +166,7 @@ describe('an export loaded into an empty mirror', () => {
     expect(resumed.stats.rowsLoaded).toBe(600);
     expect(diffMirrorWithTruth(path, sim)).toEqual([]);
     expect(counts(path).logged).toBe(0);
-    expect(baselineRow(path)).toEqual([
-      { pipeline_run_id: stopped.runId, finished_at: expect.any(String) as unknown },
-    ]);
+    expect(baselineRows(path)).toEqual(baselineFinishedBy(stopped.runId));
   });
 
   it('that matched no domain leaves the mirror empty and its first load to the sync after it', async () => {
@@ -180,16 +179,14 @@ describe('an export loaded into an empty mirror', () => {
     expect(none.stats.rowsLoaded).toBe(0);
     expect(none.stats.baseline).toBe(false);
     expect(none.stats.indexesDeferred).toBe(0);
-    expect(baselineRow(path)).toEqual([]);
+    expect(baselineRows(path)).toEqual([]);
 
     const synced = await withContext(sim, dir, (ctx) => syncPipeline(ctx));
     expect(synced.status).toBe('done');
     expect(synced.stats.baseline).toBe(true);
     expect(counts(path).licences).toBeGreaterThan(0);
     expect(counts(path).logged).toBe(0);
-    expect(baselineRow(path)).toEqual([
-      { pipeline_run_id: synced.runId, finished_at: expect.any(String) as unknown },
-    ]);
+    expect(baselineRows(path)).toEqual(baselineFinishedBy(synced.runId));
   });
 
   it('into a mirror a sync loaded first, logs the domains it brings as added, as before', async () => {
@@ -198,7 +195,7 @@ describe('an export loaded into an empty mirror', () => {
     const path = `${dir}/mirror.sqlite`;
     const synced = await withContext(sim, dir, (ctx) => syncPipeline(ctx));
     expect(synced.stats.baseline).toBe(true);
-    const finished = baselineRow(path);
+    const finished = baselineRows(path);
     expect(finished[0]!.finished_at).toEqual(expect.any(String));
 
     const added = addDomainWithChildren(sim);
@@ -211,7 +208,7 @@ describe('an export loaded into an empty mirror', () => {
     expect(ofAdded.licences + ofAdded.methods).toBeGreaterThan(0);
     expect(ofAdded.added).toBe(ofAdded.licences + ofAdded.methods);
     expect(counts(path).logged).toBe(ofAdded.added);
-    expect(baselineRow(path)).toEqual(finished);
+    expect(baselineRows(path)).toEqual(finished);
   });
 
   it('through the CLI, says it was the baseline and built the indexes it set aside', async () => {

@@ -4,7 +4,8 @@ import { finishBaseline, openBaselineIfEmpty } from '../../../src/mirror/store/b
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import {
   addDomainWithChildren,
-  baselineRows as baselineRow,
+  baselineRows,
+  baselineFinishedBy,
   changeALicenceStatus,
   changeCounts as counts,
   changesOtherThanAdded,
@@ -34,8 +35,8 @@ describe('the mirror baseline', () => {
     expect(loaded.licences).toBeGreaterThan(0);
     expect(loaded.methods).toBeGreaterThan(0);
     expect(loaded.logged).toBe(0);
-    const finishedRow = baselineRow(ctx.mirror.path);
-    expect(finishedRow).toEqual([{ pipeline_run_id: first.runId, finished_at: expect.any(String) }]);
+    const finishedRow = baselineRows(ctx.mirror.path);
+    expect(finishedRow).toEqual(baselineFinishedBy(first.runId));
 
     // The catalogue changes: a new domain, a licence's status.
     const added = addDomainWithChildren(sim);
@@ -57,7 +58,7 @@ describe('the mirror baseline', () => {
       },
     ]);
     // Finished once: the second run did not touch it.
-    expect(baselineRow(ctx.mirror.path)).toEqual(finishedRow);
+    expect(baselineRows(ctx.mirror.path)).toEqual(finishedRow);
   });
 
   it('a first sync the service stops keeps the baseline open; the run that finishes it logs no additions either', async () => {
@@ -67,7 +68,7 @@ describe('the mirror baseline', () => {
     expect(stopped.status).toBe('stopped_by_service');
     expect(stopped.stats.baseline).toBe(true);
     expect(counts(ctx.mirror.path).licences).toBeGreaterThan(0);
-    expect(baselineRow(ctx.mirror.path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
+    expect(baselineRows(ctx.mirror.path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
 
     // The mirror has domains now, but the baseline is still open: the resumed load is part of it.
     const resumed = await syncPipeline(ctx, { perPage: 100 });
@@ -76,7 +77,7 @@ describe('the mirror baseline', () => {
     expect(resumed.stats.indexesDeferred).toBe(0);
     expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
     expect(counts(ctx.mirror.path).logged).toBe(0);
-    expect(baselineRow(ctx.mirror.path)[0]!.finished_at).toEqual(expect.any(String));
+    expect(baselineRows(ctx.mirror.path)[0]!.finished_at).toEqual(expect.any(String));
   });
 
   it('a --no-profiles first sync leaves the baseline to the sync that fetches the profiles', async () => {
@@ -85,7 +86,7 @@ describe('the mirror baseline', () => {
     const listing = await syncPipeline(ctx, { profiles: false });
     expect(listing.status).toBe('done');
     expect(listing.stats.baseline).toBe(true);
-    expect(baselineRow(ctx.mirror.path)[0]!.finished_at).toBeNull();
+    expect(baselineRows(ctx.mirror.path)[0]!.finished_at).toBeNull();
 
     const full = await syncPipeline(ctx);
     expect(full.status).toBe('done');
@@ -94,7 +95,7 @@ describe('the mirror baseline', () => {
     const after = counts(ctx.mirror.path);
     expect(after.licences).toBeGreaterThan(0);
     expect(after.logged).toBe(0);
-    expect(baselineRow(ctx.mirror.path)[0]!.finished_at).toEqual(expect.any(String));
+    expect(baselineRows(ctx.mirror.path)[0]!.finished_at).toEqual(expect.any(String));
   });
 
   it('a first sync that lists no domain leaves the baseline open for the sync that brings the catalogue', async () => {
@@ -105,7 +106,7 @@ describe('the mirror baseline', () => {
     expect(empty.status).toBe('done');
     expect(empty.stats.listed).toBe(0);
     expect(empty.stats.baseline).toBe(true);
-    expect(baselineRow(ctx.mirror.path)).toEqual([{ pipeline_run_id: empty.runId, finished_at: null }]);
+    expect(baselineRows(ctx.mirror.path)).toEqual([{ pipeline_run_id: empty.runId, finished_at: null }]);
 
     const full = await syncPipeline(ctx);
     expect(full.status).toBe('done');
@@ -113,9 +114,7 @@ describe('the mirror baseline', () => {
     expect(full.stats.profilesFetched).toBe(200);
     expect(counts(ctx.mirror.path).licences).toBeGreaterThan(0);
     expect(counts(ctx.mirror.path).logged).toBe(0);
-    expect(baselineRow(ctx.mirror.path)).toEqual([
-      { pipeline_run_id: empty.runId, finished_at: expect.any(String) as unknown },
-    ]);
+    expect(baselineRows(ctx.mirror.path)).toEqual(baselineFinishedBy(empty.runId));
   });
 
   it("while the baseline is open only a domain's first profile goes unlogged; a later one logs its additions", async () => {
@@ -148,7 +147,7 @@ describe('the mirror baseline', () => {
     const run = await syncPipeline(ctx);
     expect(run.status).toBe('done');
     expect(run.stats.baseline).toBe(false);
-    expect(baselineRow(ctx.mirror.path)).toEqual([]);
+    expect(baselineRows(ctx.mirror.path)).toEqual([]);
     const all = counts(ctx.mirror.path);
     expect(all.licences).toBeGreaterThan(0);
     expect(all.added).toBe(all.licences + all.methods);
