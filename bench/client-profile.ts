@@ -20,20 +20,23 @@ import { pathToFileURL } from 'node:url';
 import { startSimulator } from '../src/simulator/index.js';
 import { clientBenchModes, runLanes } from './client.js';
 import type { Worker } from './client.js';
-import { groupSamples, samplesOf } from './cpu-profile-samples.js';
+import { groupSamples, isHttpFrame, samplesOf } from './cpu-profile-samples.js';
 import type { CpuProfile, Sample } from './cpu-profile-samples.js';
 
+/** The groups of the table. */
+const GROUPS = {
+  simulator: "the simulator (its code and Node's HTTP server)",
+  http: 'HTTP client (undici, sockets)',
+  body: "reading and parsing bodies (undici's body reader, JSON.parse)",
+  validation: 'response validation (zod, with its timestamp pattern)',
+  client: 'our client: transport, retries, limiter, URLs',
+  async: 'promises, ticks, timers',
+  gc: 'garbage collection',
+  other: 'other (the loop itself, V8, Node internals)',
+} as const;
+
 /** The groups of the table, in its order. */
-export const CLIENT_PROFILE_GROUPS = [
-  "the simulator (its code and Node's HTTP server)",
-  'HTTP client (undici, sockets)',
-  "reading and parsing bodies (undici's body reader, JSON.parse)",
-  'response validation (zod, with its timestamp pattern)',
-  'our client: transport, retries, limiter, URLs',
-  'promises, ticks, timers',
-  'garbage collection',
-  'other (the loop itself, V8, Node internals)',
-] as const;
+export const CLIENT_PROFILE_GROUPS: readonly string[] = Object.values(GROUPS);
 
 const SIMULATOR = /\/dist\/src\/simulator\/|node:_http_(server|outgoing|incoming|common)|node:http$/;
 const READ_BODY = /^(consumeEnd|consumeStart|consumePush|#readJson|readBodyText|parse|JSON\.parse)$/;
@@ -45,19 +48,17 @@ function isProfilerStop(sample: Sample): boolean {
 
 /** The group of one sample. */
 function groupOf(sample: Sample): string {
-  const [sim, http, body, validation, client, async, gc, other] = CLIENT_PROFILE_GROUPS;
-  if (sample.stack.some((f) => SIMULATOR.test(f.url))) return sim;
+  if (sample.stack.some((f) => SIMULATOR.test(f.url))) return GROUPS.simulator;
   const leaf = sample.stack[0];
-  if (leaf === undefined) return other;
+  if (leaf === undefined) return GROUPS.other;
   const { url, functionName: fn } = leaf;
-  if (fn === '(garbage collector)') return gc;
-  if (READ_BODY.test(fn)) return body;
-  if (/zod/.test(url) || fn.startsWith('RegExp')) return validation;
-  if (/\/dist\/src\/api\//.test(url)) return client;
-  if (/undici|node:net|stream_base_commons|node:internal\/streams/.test(url)) return http;
-  if (/^(writeLatin1String|writeUtf8String|writev|onStreamRead|utf8Slice|latin1Slice)$/.test(fn)) return http;
-  if (/runMicrotasks|nextTick|processTicksAndRejections|timers/.test(`${fn} ${url}`)) return async;
-  return other;
+  if (fn === '(garbage collector)') return GROUPS.gc;
+  if (READ_BODY.test(fn)) return GROUPS.body;
+  if (/zod/.test(url) || fn.startsWith('RegExp')) return GROUPS.validation;
+  if (/\/dist\/src\/api\//.test(url)) return GROUPS.client;
+  if (isHttpFrame(leaf)) return GROUPS.http;
+  if (/runMicrotasks|nextTick|processTicksAndRejections|timers/.test(`${fn} ${url}`)) return GROUPS.async;
+  return GROUPS.other;
 }
 
 /** µs per request of one mode, by group; idle time apart. */
@@ -113,9 +114,8 @@ export async function profileClientBench(concurrency = 8, rounds = 8): Promise<C
       const groups: Record<string, number> = {};
       for (const group of CLIENT_PROFILE_GROUPS) groups[group] = 0;
       for (const [group, micros] of groupSamples(busy, groupOf)) groups[group] = perRequest(micros);
-      const other = CLIENT_PROFILE_GROUPS.at(-1)!;
       const otherLeaves = groupSamples(
-        busy.filter((s) => groupOf(s) === other),
+        busy.filter((s) => groupOf(s) === GROUPS.other),
         (s) => `${s.stack[0]?.functionName || '(anonymous)'} ${s.stack[0]?.url ?? ''}`,
       )
         .slice(0, 8)

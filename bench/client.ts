@@ -54,7 +54,8 @@ export interface ClientBenchOptions {
 /**
  * Interleaved rounds per mode and concurrency. 15 rather than the 7 of 2026-11-25: on a shared
  * 2-core machine single rounds of a second measured from 0.5 to 1.4 of the bare loop on
- * 2026-11-27, and the median of 7 moved from 0.84 to 1.0 from one run to the next.
+ * 2026-11-27, and the median of 7 at concurrency 8 from 0.78 to 1.02 over eleven runs of the same
+ * code that day (docs/benchmarks.md "client").
  */
 export const ROUNDS = 15;
 

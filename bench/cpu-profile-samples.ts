@@ -30,6 +30,15 @@ export interface Sample {
   micros: number;
 }
 
+const HTTP_URL = /undici|node:net|stream_base_commons|node:internal\/streams/;
+const HTTP_FN =
+  /^(writeLatin1String|writeUtf8String|writev|onStreamRead|utf8Slice|latin1Slice|readableAddChunk|onConnectionread)$/;
+
+/** Whether a frame is the HTTP client's: undici, Node's sockets and streams, their string writes. */
+export function isHttpFrame(frame: CallFrame): boolean {
+  return HTTP_URL.test(frame.url) || HTTP_FN.test(frame.functionName);
+}
+
 /** Frames of our own code (the built `src/` and `pipelines/`), as the profile names them. */
 export const OUR_CODE = /\/dist\/(src|pipelines)\//;
 

@@ -13,7 +13,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { groupSamples, readCpuProfile, samplesOf } from './cpu-profile-samples.js';
+import { groupSamples, isHttpFrame, readCpuProfile, samplesOf } from './cpu-profile-samples.js';
 import type { CallFrame, Sample } from './cpu-profile-samples.js';
 
 /** One thread's share of the sync's CPU: µs per profile by group, and its idle time. */
@@ -26,8 +26,6 @@ export interface ThreadShares {
 const STARTUP =
   /modules\/|bootstrap\/realm|^compile|wrapSafe|readFileUtf8|internalModuleStat|realpathSync|package_json/;
 const ASYNC = /runMicrotasks|nextTick|processTicksAndRejections|event_target|abort|timers|events|async_hooks/;
-const HTTP_FN =
-  /^(writeLatin1String|writeUtf8String|writev|onStreamRead|utf8Slice|latin1Slice|readableAddChunk|onConnectionread)$/;
 
 /** What the innermost frame does (the rules the table of 2026-11-27T03:00Z was grouped by). */
 function kindOf(leaf: CallFrame): string {
@@ -37,12 +35,7 @@ function kindOf(leaf: CallFrame): string {
   if (fn === '(program)') return 'program';
   if (/better-sqlite3/.test(url) || (['exec', 'run', 'all', 'get', 'iterate'].includes(fn) && url === ''))
     return 'sqlite-call';
-  if (
-    /undici/.test(url) ||
-    HTTP_FN.test(fn) ||
-    /node:net|stream_base_commons|node:internal\/streams/.test(url)
-  )
-    return 'http';
+  if (isHttpFrame(leaf)) return 'http';
   if (/zod/.test(url) || /^RegExp/.test(fn)) return 'validation';
   if (/p-queue|eventemitter3|runtime\/queue/.test(url)) return 'queue';
   if (STARTUP.test(`${url} ${fn}`)) return 'startup';
