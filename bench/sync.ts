@@ -22,7 +22,10 @@
  * (e) the ceiling above (a) and (a'): a full sync whose profiles are acknowledged without being
  *     written (sync-child.ts, `sync-discard-profiles`), at concurrency {@link HIGH_CONCURRENCY}
  *     with the service {@link SERVICE_LATENCY_MS} ms away and with no latency: what the fetching
- *     side alone allows, measured beside the same run's bare loops.
+ *     side alone allows, measured beside the same run's bare loops;
+ * (f) what a service using the spec's freedoms costs: the loopback point on a smaller catalogue,
+ *     served with canonical timestamps and in the simulator's quirks mode (`+00:00`, timestamps
+ *     without milliseconds, unknown fields), each against the bare undici loop on that service.
  * The simulator runs in this process; each measured job runs in its own child process.
  *
  * Why the target is judged with latency: the service is remote (it cannot even be reached from
@@ -159,6 +162,15 @@ export interface SyncBenchResult {
   remoteHigh: LatencyPoint & { concurrency: number };
   /** More latencies on a {@link SWEEP_DOMAINS}-domain catalogue. */
   sweep: LatencyPoint[];
+  /**
+   * (f): what a service that uses the spec's freedoms costs. The loopback point on a
+   * {@link SWEEP_DOMAINS}-domain catalogue in {@link TARGET_ROUNDS} rounds, served as the
+   * simulator serves by default (`canonical`: every timestamp `YYYY-MM-DDTHH:MM:SS.sssZ`) and in
+   * its quirks mode (`quirks`: two timestamps in three spelled `+00:00` or without milliseconds,
+   * unknown fields, nulls, non-ASCII names), each against the bare undici loop on the same service.
+   * Absent from results before 2026-11-27T15:00Z.
+   */
+  spellings?: { canonical: LatencyPoint; quirks: LatencyPoint };
   incremental: {
     changed: number;
     profileRequests: number;
@@ -364,6 +376,25 @@ async function measureAtLatency(
   });
 }
 
+/**
+ * The loopback point on a fresh {@link SWEEP_DOMAINS}-domain simulator, canonical or in quirks
+ * mode ({@link SyncBenchResult.spellings}); its mirror is removed.
+ */
+async function measureOnSmallCatalogue(
+  quirks: boolean,
+  dir: string,
+  concurrency: number,
+): Promise<LatencyPoint> {
+  const sim = await startSimulator({ domains: SWEEP_DOMAINS, seed: 1, quirks });
+  try {
+    const { point, syncDir } = await measureAtLatency(sim, 0, SWEEP_DOMAINS, dir, concurrency, TARGET_ROUNDS);
+    await rm(syncDir, { recursive: true, force: true });
+    return point;
+  } finally {
+    await sim.close();
+  }
+}
+
 /** Profiles per second of a measured job. */
 function rateOf(job: ChildOutput): number {
   return job.profiles / (job.elapsedMs / 1000);
@@ -456,6 +487,11 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       await small.close();
     }
 
+    const spellings = {
+      canonical: await measureOnSmallCatalogue(false, dir, concurrency),
+      quirks: await measureOnSmallCatalogue(true, dir, concurrency),
+    };
+
     // (e): the same full syncs with the profile writes discarded, each beside its bare loop above.
     const discarding = (latencyMs: number, jobConcurrency: number): Promise<RateFigures> =>
       withLatency(sim, latencyMs, async () => {
@@ -511,6 +547,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       remote,
       remoteHigh,
       sweep,
+      spellings,
       incremental: {
         changed,
         profileRequests,
