@@ -828,8 +828,10 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
     `${p.bareUndici.cpuUsPerProfile} µs on the same service (${fmt(p.full.cpuUsPerProfile / p.bareUndici.cpuUsPerProfile)}×)`;
   const rounds = (p: SpellingPoint): string => (p.rounds ?? []).map((x) => fmt(x.cpuRatio)).join(', ');
   return (
-    "What a service that uses the spec's freedoms costs: the spec lets it spell a UTC timestamp `+00:00` or " +
-    'without milliseconds, send fields we do not know and leave optional ones null. Served so by the ' +
+    "What a service that uses the spec's freedoms costs: the spec says only that timestamps are ISO 8601 " +
+    'UTC, which a service may spell `+00:00` or without milliseconds, and shows neither nulls nor fields ' +
+    'we do not know, which a service may still send (docs/service-api.md "Timestamp spellings, nulls and ' +
+    'unknown fields"). Served so by the ' +
     `simulator's quirks mode, a full sync of ${s.quirks.domains.toLocaleString('en-US')} domains on loopback ` +
     `cost ${cpu(s.quirks)}; served canonical timestamps, ${cpu(s.canonical)}. The rounds' CPU ratios were ` +
     `${rounds(s.quirks)} in quirks mode and ${rounds(s.canonical)} canonical (each round's sync between two ` +
