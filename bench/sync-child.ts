@@ -11,7 +11,11 @@ import { syncPipeline } from '../pipelines/sync.js';
 import { createClient } from '../src/api/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Mirror } from '../src/mirror/database.js';
-import { openProfileWriter, type ProfileWriter } from '../src/mirror/profile-writer.js';
+import {
+  openProfileWriter,
+  type ProfileWriter,
+  type ProfileWriterOptions,
+} from '../src/mirror/profile-writer.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
@@ -96,8 +100,8 @@ async function main(): Promise<void> {
  * full sync through it measures what the sync costs without its profile writes: the most the
  * fetching side allows, whatever the mirror.
  */
-async function openDiscardingWriter(mirror: Mirror): Promise<ProfileWriter> {
-  const writer = await openProfileWriter(mirror);
+async function openDiscardingWriter(mirror: Mirror, options?: ProfileWriterOptions): Promise<ProfileWriter> {
+  const writer = await openProfileWriter(mirror, options);
   return {
     writeSummaries: (summaries, listedAt) => writer.writeSummaries(summaries, listedAt),
     writeProfileTexts: async ({ texts }) => ({ profilesWritten: texts.length, failures: [] }),

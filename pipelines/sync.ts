@@ -1,10 +1,16 @@
-import { PROFILE_BODY_MEMBER } from '../src/api/index.js';
 import type { DomainFilters, DomainServiceApi, DomainSummary } from '../src/api/index.js';
+import { PROFILE_TEXT_CHECK_MODULE } from '../src/api/profile-text-check.js';
+import type { checkProfileText } from '../src/api/profile-text-check.js';
 import { redactText } from '../src/log/redact.js';
 import { finishBaseline } from '../src/mirror/store/baseline.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
 import { openProfileWriter } from '../src/mirror/profile-writer.js';
-import type { ProfileBatchResult, ProfileWriter } from '../src/mirror/profile-writer.js';
+import { textCheckExport } from '../src/mirror/profile-writer.js';
+import type {
+  ProfileBatchResult,
+  ProfileWriter,
+  ProfileWriterOptions,
+} from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { TaskQueue } from '../src/runtime/queue.js';
@@ -105,7 +111,7 @@ export async function syncPipeline(
     async (run) => {
       // Into an empty mirror: indexes built after the load, and the load is the mirror's baseline.
       Object.assign(stats, prepareFirstLoad(run, 'sync'));
-      const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror);
+      const writer = await (run.ctx.openProfileWriter ?? openProfileWriter)(run.ctx.mirror, WRITER_OPTIONS);
       try {
         return await new SyncRun(run.ctx, run.id, run.startedAt, options, stats, writer).execute();
       } finally {
@@ -120,6 +126,17 @@ export async function syncPipeline(
     () => stats,
   );
 }
+
+/**
+ * The sync's writer reads each profile with the API client's own check: the main thread fetches
+ * profiles as text and hands them on unparsed, so each is parsed once, on the writer's thread,
+ * rather than on both threads (docs/benchmarks.md "sync"). A text the check refuses comes back
+ * as that domain's failure with the client's ProtocolError code and message, and one that is not
+ * JSON (retryable) is fetched again ({@link SyncRun.refetch}).
+ */
+const WRITER_OPTIONS: ProfileWriterOptions = {
+  textCheck: textCheckExport<typeof checkProfileText>(PROFILE_TEXT_CHECK_MODULE, 'checkProfileText'),
+};
 
 class SyncRun {
   private readonly ctx: RunContext;
@@ -138,6 +155,8 @@ class SyncRun {
   private readonly failures: ItemFailure[] = [];
   /** Domains already queued in this run, so drift re-passes never fetch a profile twice. */
   private readonly queued = new Set<string>();
+  /** Domains fetched again because the writer could not read their body, and how often. */
+  private readonly refetches = new Map<string, number>();
   /**
    * Fetched profiles not yet sent to the writer, as the response texts they arrived in: flat
    * strings, which the scavenger copies cheaply, rather than a batch of object graphs that
@@ -236,16 +255,20 @@ class SyncRun {
       this.noteStop(error);
     }
 
-    // Finish every profile already queued, even after a stop, so nothing fetched is lost.
-    try {
-      await this.queue.drain();
-    } catch (error) {
-      this.noteStop(error);
-    }
-    this.flush(true);
-    // Every write asked for is committed (or answered with a failure) before the run decides
-    // anything from the mirror: unlisted domains, the watermark, the counts.
-    await this.settleWrites();
+    // Finish every profile already queued, even after a stop, so nothing fetched is lost. Every
+    // write asked for is committed (or answered with a failure) before the run decides anything
+    // from the mirror: unlisted domains, the watermark, the counts. A refused text may queue its
+    // profile again (refetch), whose fetch may even finish while the writes settle, so this
+    // repeats until nothing is queued and nothing fetched is left unsent.
+    do {
+      try {
+        await this.queue.drain();
+      } catch (error) {
+        this.noteStop(error);
+      }
+      this.flush(true);
+      await this.settleWrites();
+    } while (this.queue.load > 0 || this.buffer.length > 0);
     this.pagesTask.done();
     this.profilesTask.done();
     // With the writer idle: the queries below use the indexes a first sync set aside.
@@ -366,28 +389,51 @@ class SyncRun {
     if (this.queued.has(domain) || this.stopError !== undefined) return;
     this.queued.add(domain);
     this.profilesTask.setTotal(this.queued.size);
-    this.queue.add(async () => {
-      if (this.stopError !== undefined || this.ctx.signal.aborted) return;
-      try {
-        const fetched = await this.api.getDomainWithText(domain, { signal: this.ctx.signal });
-        this.buffer.push(fetched.text);
-        this.bufferDomains.push(domain);
-        this.stats.profilesFetched += 1;
-        this.profilesTask.increment();
-        this.flush(false);
-        // Fetching must not outrun writing: this task's slot is held until the writer has room.
-        await this.writer.waitForRoom();
-      } catch (error) {
-        // An abort or a stop by the service (401) ends the run; anything else is this item's.
-        if (runStatusForError(error) !== 'failed') {
-          this.noteStop(error);
-          return;
-        }
-        // One bad profile (404 between listing and fetch, malformed body, a server that keeps
-        // failing) is an item failure: reported with its domain, retried by the next run.
-        this.recordFailure(domain, errorCode(error), error instanceof Error ? error.message : String(error));
+    this.queue.add(() => this.fetchProfile(domain));
+  }
+
+  /**
+   * Fetches a profile as the text of its body and buffers it for the writer, which parses and
+   * checks it (WRITER_OPTIONS); a failure is this domain's, unless it stops the run.
+   */
+  private async fetchProfile(domain: string): Promise<void> {
+    if (this.stopError !== undefined || this.ctx.signal.aborted) return;
+    try {
+      const text = await this.api.getDomainText(domain, { signal: this.ctx.signal });
+      this.buffer.push(text);
+      this.bufferDomains.push(domain);
+      this.stats.profilesFetched += 1;
+      if (!this.refetches.has(domain)) this.profilesTask.increment();
+      this.flush(false);
+      // Fetching must not outrun writing: this task's slot is held until the writer has room.
+      await this.writer.waitForRoom();
+    } catch (error) {
+      // An abort or a stop by the service (401) ends the run; anything else is this item's.
+      if (runStatusForError(error) !== 'failed') {
+        this.noteStop(error);
+        return;
       }
-    });
+      // One bad profile (404 between listing and fetch, malformed body, a server that keeps
+      // failing) is an item failure: reported with its domain, retried by the next run.
+      this.recordFailure(domain, errorCode(error), error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /**
+   * Fetches `domain`'s profile again when the writer found its body was not JSON: a transport
+   * fault (a body cut short with a consistent length, garbled bytes) that the client retries when
+   * it parses a body itself, as `getDomain` does. At most `api.maxRetries` times per domain, as
+   * the client would; false when those are spent or the run is stopping, and the text's failure
+   * stands. The fetch joins the end of the queue, behind the profiles already waiting.
+   */
+  private refetch(domain: string): boolean {
+    const done = this.refetches.get(domain) ?? 0;
+    if (done >= this.ctx.config.api.maxRetries || this.stopError !== undefined || this.ctx.signal.aborted)
+      return false;
+    this.refetches.set(domain, done + 1);
+    this.ctx.logger.debug('profile body not readable; fetching it again', { domain, attempt: done + 2 });
+    this.queue.add(() => this.fetchProfile(domain));
+    return true;
   }
 
   /** Sends buffered profiles to the writer when the batch is full, a second has passed, or at the end. */
@@ -402,7 +448,7 @@ class SyncRun {
     this.lastFlushMs = now;
     this.track(
       this.writer
-        .writeProfileTexts({ texts: batch, member: PROFILE_BODY_MEMBER, keys: domains }, isoFromMs(now))
+        .writeProfileTexts({ texts: batch, keys: domains }, isoFromMs(now))
         .then((result) => this.recordRefused(result)),
     );
   }
@@ -411,6 +457,7 @@ class SyncRun {
   private recordRefused(result: ProfileBatchResult): void {
     for (const failure of result.failures) {
       this.stats.profilesFetched -= 1;
+      if (failure.retryable === true && this.refetch(failure.item)) continue;
       this.recordFailure(failure.item, failure.code, failure.message);
     }
   }

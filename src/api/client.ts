@@ -12,8 +12,8 @@ import type { PollOptions } from './poll.js';
 import { getAccount } from './resources/account.js';
 import { companyResolve, companySearch, companySearchPreview } from './resources/companies.js';
 import type { CompanyParams } from './resources/companies.js';
-import { getDomain, getDomainWithText, searchDomains } from './resources/domains.js';
-import type { DomainProfileText, GetDomainOptions, RequestOptions } from './resources/domains.js';
+import { getDomain, getDomainText, searchDomains } from './resources/domains.js';
+import type { GetDomainOptions, RequestOptions } from './resources/domains.js';
 import { getEnrichmentRun, startEnrichment, waitForEnrichmentRun } from './resources/enrichments.js';
 import type { StartEnrichmentParams, StartEnrichmentResult } from './resources/enrichments.js';
 import { createExport, downloadExport, getExport, waitForExport } from './resources/exports.js';
@@ -91,8 +91,8 @@ export class DomainServiceClient implements DomainServiceApi {
     return getDomain(this.#transport, domain, options);
   }
 
-  getDomainWithText(domain: string, options?: GetDomainOptions): Promise<DomainProfileText> {
-    return getDomainWithText(this.#transport, domain, options);
+  getDomainText(domain: string, options?: GetDomainOptions): Promise<string> {
+    return getDomainText(this.#transport, domain, options);
   }
 
   startEnrichment(params: StartEnrichmentParams, options?: RequestOptions): Promise<StartEnrichmentResult> {

@@ -2,7 +2,7 @@ import type { DomainFilters } from './filters.js';
 import type { DomainPage, IterateDomainsOptions } from './paginate.js';
 import type { PollOptions } from './poll.js';
 import type { CompanyParams } from './resources/companies.js';
-import type { DomainProfileText, GetDomainOptions, RequestOptions } from './resources/domains.js';
+import type { GetDomainOptions, RequestOptions } from './resources/domains.js';
 import type { StartEnrichmentParams, StartEnrichmentResult } from './resources/enrichments.js';
 import type { CreateExportParams, ExportCreated, ExportDownload } from './resources/exports.js';
 // The same wire type names as client.ts imports: the interface and its implementation name one set of types.
@@ -48,8 +48,11 @@ export interface DomainServiceApi {
   iterateDomains(filters?: DomainFilters, options?: IterateDomainsOptions): AsyncIterable<DomainSummary>;
   /** `GET /domains/:domain`: a profile; `NotFoundError` when unknown. */
   getDomain(domain: string, options?: GetDomainOptions): Promise<DomainProfile>;
-  /** {@link getDomain}, with the body's text as received (its `PROFILE_BODY_MEMBER` is the profile). */
-  getDomainWithText(domain: string, options?: GetDomainOptions): Promise<DomainProfileText>;
+  /**
+   * {@link getDomain}'s body as text, not parsed or validated: read it with `readProfileText`,
+   * and fetch again when that finds it is not JSON (a retryable `json` ProtocolError).
+   */
+  getDomainText(domain: string, options?: GetDomainOptions): Promise<string>;
   /** `POST /enrichments`: cached (200) or started (202). */
   startEnrichment(params: StartEnrichmentParams, options?: RequestOptions): Promise<StartEnrichmentResult>;
   /** `GET /enrichment_runs/:id`, by id or same-origin `poll_url`. */

@@ -14,9 +14,10 @@ import { RequestLimiter } from './limiter.js';
 import type { ClientOptions, ResolvedClientOptions } from './options.js';
 import { decideRetry } from './retry.js';
 import type { RetryPolicy } from './retry.js';
-import type { ApiTransport, JsonRequest, JsonResponse, StreamResponse } from './transport.js';
+import type { ApiTransport, JsonRequest, JsonResponse, StreamResponse, TextResponse } from './transport.js';
 import { parseBaseUrl, resolveServiceUrl, serviceUrl } from './urls.js';
 import type { ParsedBaseUrl, ResolvedUrl } from './urls.js';
+import { parseJsonText } from './wire.js';
 
 /*
  * The HTTP side of the client: the one module that sends through undici. The retry loop, reading
@@ -204,6 +205,13 @@ export class HttpTransport implements ApiTransport {
     return this.#withRetries(request, (attempt) => this.#attemptJson(request, attempt));
   }
 
+  requestText(request: Omit<JsonRequest, 'body' | 'method'>): Promise<TextResponse> {
+    const full: JsonRequest = { ...request, method: 'GET' };
+    return this.#withRetries(full, (attempt) =>
+      this.#attempt(full, attempt, false, (response) => this.#readText(full, response)),
+    );
+  }
+
   requestStream(request: Omit<JsonRequest, 'body' | 'method'>): Promise<StreamResponse> {
     const full: JsonRequest = { ...request, method: 'GET' };
     return this.#withRetries(full, (attempt) => this.#attemptStream(full, attempt));
@@ -376,8 +384,8 @@ export class HttpTransport implements ApiTransport {
     }
   }
 
-  /** A JSON answer: the body read under its cap and parsed, or the error it stands for. */
-  async #readJson(request: JsonRequest, response: Dispatcher.ResponseData): Promise<JsonResponse> {
+  /** A 2xx answer's body read under its cap, not empty; or the error the answer stands for. */
+  async #readText(request: JsonRequest, response: Dispatcher.ResponseData): Promise<TextResponse> {
     const status = response.statusCode;
     const ok = status >= 200 && status < 300;
     let text: string;
@@ -406,17 +414,13 @@ export class HttpTransport implements ApiTransport {
         'empty response body',
       );
     }
-    try {
-      return { status, body: JSON.parse(text) as unknown, text };
-    } catch (error) {
-      // Usually a transport fault (a body cut short with a consistent Content-Length, or
-      // garbled bytes), so it is retryable for safe requests.
-      throw new ProtocolError(
-        { method: request.method, path: request.url.endpointPath, status, body: text, cause: error },
-        'json',
-        `response is not valid JSON (${text.length} chars)`,
-      );
-    }
+    return { status, text };
+  }
+
+  /** A JSON answer: the body read under its cap and parsed, or the error it stands for. */
+  async #readJson(request: JsonRequest, response: Dispatcher.ResponseData): Promise<JsonResponse> {
+    const { status, text } = await this.#readText(request, response);
+    return { status, body: parseJsonText(text, request.method, request.url.endpointPath, status), text };
   }
 
   /** A streamed answer: a 2xx body handed over unread, or the error a non-2xx one stands for. */

@@ -45,8 +45,8 @@ export type {
 } from './resources/enrichments.js';
 export { FAILED_EXPORT_STATUSES, isExportSettled } from './resources/exports.js';
 export type { CreateExportParams, ExportCreated, ExportDownload, ExportFormat } from './resources/exports.js';
-export type { DomainProfileText, GetDomainOptions, RequestOptions } from './resources/domains.js';
-export { PROFILE_BODY_MEMBER } from './resources/domains.js';
+export type { GetDomainOptions, RequestOptions } from './resources/domains.js';
+export { readProfileText } from './resources/domains.js';
 export type { CompanyParams } from './resources/companies.js';
 export {
   JURISDICTIONS,

@@ -27,6 +27,14 @@ export interface JsonResponse {
   text: string;
 }
 
+/** A successful (2xx) response whose body is returned as text, neither parsed nor validated. */
+export interface TextResponse {
+  /** HTTP status (2xx). */
+  status: number;
+  /** The body's text as received: not empty, but not known to be JSON. */
+  text: string;
+}
+
 /** A successful (2xx) streamed response. */
 export interface StreamResponse {
   /** HTTP status (2xx). */
@@ -49,6 +57,13 @@ export interface ApiTransport {
   resolveUrl(urlOrPath: string, method?: string): ResolvedUrl;
   /** Sends a JSON request with limits, retries and error mapping; throws an `ApiError` subclass. */
   requestJson(request: JsonRequest): Promise<JsonResponse>;
+  /**
+   * Sends a GET as {@link requestJson} does (limits, retries, error mapping, an empty body
+   * refused) but returns its 2xx body as text without parsing it: for a caller that parses it
+   * elsewhere (the sync's mirror writer thread) and must then treat a body that is not JSON as
+   * the retryable fault that {@link requestJson} would have retried.
+   */
+  requestText(request: Omit<JsonRequest, 'body' | 'method'>): Promise<TextResponse>;
   /** Sends a GET whose 2xx body is returned as a stream (retries happen only before the body). */
   requestStream(request: Omit<JsonRequest, 'body' | 'method'>): Promise<StreamResponse>;
   /** Wire name of a canonical filter (`api.queryParams`; identity by default). */

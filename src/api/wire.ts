@@ -296,6 +296,23 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /**
+ * Parses a response body's text. A text that is not JSON is a {@link ProtocolError} of kind
+ * `json`: usually a transport fault (a body cut short with a consistent Content-Length, or garbled
+ * bytes), so it is retryable for safe requests.
+ */
+export function parseJsonText(text: string, method: string, path: string, status?: number): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ProtocolError(
+      { method, path, status, body: text, cause: error },
+      'json',
+      `response is not valid JSON (${text.length} chars)`,
+    );
+  }
+}
+
+/**
  * Validates a parsed body against `schema`; on mismatch throws a {@link ProtocolError} whose
  * message names the endpoint and the first offending field, e.g.
  * `GET /domains: data.domains[3].domain_normalized: expected string, got missing`.

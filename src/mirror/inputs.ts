@@ -64,21 +64,36 @@ export interface DomainProfileInput {
 }
 
 /**
- * Profiles as the JSON texts they arrived in, for the mirror writer thread to parse: each text is
- * a JSON object whose `member` is a {@link DomainProfileInput} (the `data` of a `GET
- * /domains/:domain` answer, as the client validated it). Flat strings cross to the thread as a
- * copy of their bytes, and the thread parses a few at a time as it writes them; parsed objects
- * would be structured-cloned instead and, on the fetching thread, kept alive until sent.
+ * Profiles as the JSON texts they arrived in, for the mirror writer thread to parse. A writer
+ * opened with a text check (ProfileWriterOptions.textCheck) hands each text to it, which parses
+ * and checks it and gives the profile (the sync's texts are `GET /domains/:domain` bodies, not
+ * parsed before); a writer without one parses each text itself and takes its `member`, or the
+ * whole text when no member is named, as a {@link DomainProfileInput}. Flat strings cross to the
+ * thread as a copy of their bytes, and the thread parses a few at a time as it writes them;
+ * parsed objects would be structured-cloned instead and, on the fetching thread, kept alive until
+ * sent.
  */
 export interface ProfileTextsInput {
   texts: readonly string[];
-  member: string;
+  /** The member of each text's JSON object that holds the profile (without a text check). */
+  member?: string | undefined;
   /**
-   * The domain each text is expected to hold (`domain_normalized`), only to order the writes:
-   * written in key order, a batch walks each B-tree once. @default the order of `texts`
+   * The domain each text is expected to hold (`domain_normalized`): the writes go in key order
+   * (a batch walks each B-tree once), and a refused text is reported by its key (the text check
+   * also names it). @default the order of `texts`, refused texts reported as `texts[i]`
    */
   keys?: readonly string[] | undefined;
 }
+
+/**
+ * Checks a profile text before the writer writes it (ProfileWriterOptions.textCheck): gives the
+ * profile, or why the text was refused and whether fetching it again may cure that. `key` is the
+ * text's key, when the batch has keys.
+ */
+export type ProfileTextCheck = (
+  text: string,
+  key: string | undefined,
+) => { profile: object } | { failure: { code: string; message: string; retryable: boolean } };
 
 /** An enrichment run (docs/service-api.md "Enrichment run"), as polled from `GET /enrichment_runs/:id`. */
 export interface EnrichmentRunInput {

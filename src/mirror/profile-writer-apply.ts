@@ -1,6 +1,6 @@
 import { mirrorInternals } from './database.js';
 import type { Mirror } from './database.js';
-import type { DomainProfileInput, DomainSummaryInput } from './inputs.js';
+import type { DomainProfileInput, DomainSummaryInput, ProfileTextCheck } from './inputs.js';
 import type {
   WriterError,
   WriterFailure,
@@ -29,6 +29,21 @@ export function errorFields(error: unknown): WriterError {
 type ProfileTextsRequest = Extract<WriterWriteRequest, { kind: 'profileTexts' }>;
 
 /**
+ * The text check a writer was opened with (ProfileWriterOptions.textCheck), loaded by the URL of
+ * its module: the function that module exports under `name`. Undefined without one.
+ */
+export async function loadTextCheck(
+  spec: { module: string; name: string } | undefined,
+): Promise<ProfileTextCheck | undefined> {
+  if (spec === undefined) return undefined;
+  const loaded = (await import(spec.module)) as Record<string, unknown>;
+  const check = loaded[spec.name];
+  if (typeof check !== 'function')
+    throw new Error(`the profile text check module ${spec.module} exports no function "${spec.name}"`);
+  return check as ProfileTextCheck;
+}
+
+/**
  * Profile texts parsed and written this many at a time, so that the parsed profiles of a chunk
  * die young: a whole batch parsed at once (or structured-cloned as objects, as before) stayed
  * alive across the thread's young-generation collections until written, and each of them copied
@@ -38,16 +53,20 @@ const PROFILE_TEXT_CHUNK = 64;
 
 /**
  * Writes a `profileTexts` request: in the order of its keys (a sorted batch walks each B-tree
- * once), {@link PROFILE_TEXT_CHUNK} texts at a time, each chunk parsed, then written by
- * upsertProfiles. A refused chunk wrote nothing (upsertProfiles checks every value first) and is
- * written again one profile at a time, so every good profile lands and a bad one is reported by
- * its domain. The texts were validated as they were received (the client parsed the same text),
- * so one that is not a JSON object with the named member object is a caller's bug: it is that
- * item's failure, reported by its key (`texts[i]` without keys), and the rest are written. Any
- * other error is thrown: a write stopped part-way, and the caller's transaction must roll back.
+ * once), {@link PROFILE_TEXT_CHUNK} texts at a time, each chunk read (by `check` when the writer
+ * has one, see {@link readProfileTextItem}), then written by upsertProfiles. A refused chunk
+ * wrote nothing (upsertProfiles checks every value first) and is written again one profile at a
+ * time, so every good profile lands and a bad one is reported by its domain. A text that cannot
+ * be read is that item's failure, reported by its key (`texts[i]` without keys), and the rest are
+ * written. Any other error is thrown: a write stopped part-way, and the caller's transaction must
+ * roll back.
  */
-function applyProfileTexts(m: Mirror, request: ProfileTextsRequest): WriterReply {
-  const { texts, keys, member, syncedAt } = request;
+function applyProfileTexts(
+  m: Mirror,
+  request: ProfileTextsRequest,
+  check: ProfileTextCheck | undefined,
+): WriterReply {
+  const { texts, keys, syncedAt } = request;
   const order = texts.map((_, index) => index);
   if (keys !== undefined) order.sort((a, b) => compareKeys(keys[a] ?? '', keys[b] ?? ''));
   const write = (profiles: readonly unknown[]): number =>
@@ -57,14 +76,9 @@ function applyProfileTexts(m: Mirror, request: ProfileTextsRequest): WriterReply
   for (let start = 0; start < order.length; start += PROFILE_TEXT_CHUNK) {
     const chunk: unknown[] = [];
     for (const index of order.slice(start, start + PROFILE_TEXT_CHUNK)) {
-      const profile = profileOfText(texts[index]!, member);
-      if (profile !== undefined) chunk.push(profile);
-      else
-        failures.push({
-          item: keys?.[index] ?? `texts[${index}]`,
-          code: 'ERR_MIRROR_INPUT',
-          message: `profile text ${index} of the batch is not a JSON object with a "${member}" object`,
-        });
+      const read = readProfileTextItem(request, index, check);
+      if ('profile' in read) chunk.push(read.profile);
+      else failures.push(read);
     }
     try {
       written += write(chunk);
@@ -83,13 +97,50 @@ function applyProfileTexts(m: Mirror, request: ProfileTextsRequest): WriterReply
   return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
 }
 
-/** The `member` object of a JSON text, or undefined when the text is not such an object. */
-function profileOfText(text: string, member: string): object | undefined {
+/**
+ * The profile in text `index` of a request, or that item's failure. With a `check` (the sync's:
+ * src/api/profile-text-check.ts), the check parses and validates the text and says why one was
+ * refused, and whether fetching it again may cure that. Without one, the texts were validated
+ * where they were received, so one that is not a JSON object (with the named member object) is
+ * a caller's bug.
+ */
+function readProfileTextItem(
+  request: ProfileTextsRequest,
+  index: number,
+  check: ProfileTextCheck | undefined,
+): { profile: object } | WriterFailure {
+  const text = request.texts[index]!;
+  const key = request.keys?.[index];
+  const item = key ?? `texts[${index}]`;
+  if (check !== undefined) {
+    // A check that throws (its own bug) refuses this text only: nothing of it was written.
+    let result: ReturnType<ProfileTextCheck>;
+    try {
+      result = check(text, key);
+    } catch (error) {
+      return { item, ...errorFields(error) };
+    }
+    return 'profile' in result ? result : { item, ...result.failure };
+  }
+  const { member } = request;
+  const profile = memberOfText(text, member);
+  if (profile !== undefined) return { profile };
+  return {
+    item,
+    code: 'ERR_MIRROR_INPUT',
+    message: `profile text ${index} of the batch is not a JSON object${member === undefined ? '' : ` with a "${member}" object`}`,
+  };
+}
+
+/** The `member` object of a JSON text (the text's own object without one), else undefined. */
+function memberOfText(text: string, member: string | undefined): object | undefined {
   try {
     const body = JSON.parse(text) as unknown;
     const profile =
-      body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[member] : undefined;
-    return profile !== null && typeof profile === 'object' ? profile : undefined;
+      member === undefined || body === null || typeof body !== 'object'
+        ? body
+        : (body as Record<string, unknown>)[member];
+    return profile !== null && typeof profile === 'object' && !Array.isArray(profile) ? profile : undefined;
   } catch {
     return undefined;
   }
@@ -101,7 +152,7 @@ function domainOf(profile: unknown): string {
 }
 
 /** Runs one request on `m` (the caller decides about the transaction). */
-function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
+function apply(m: Mirror, request: WriterWriteRequest, check: ProfileTextCheck | undefined): WriterReply {
   if (request.kind === 'summaries') {
     const result = upsertDomainSummaries(m, request.summaries as readonly DomainSummaryInput[], {
       listedAt: request.listedAt,
@@ -112,7 +163,7 @@ function apply(m: Mirror, request: WriterWriteRequest): WriterReply {
     updatePipelineRunStats(m, request.runId, request.stats);
     return { id: request.id, ok: true, kind: 'runStats' };
   }
-  return applyProfileTexts(m, request);
+  return applyProfileTexts(m, request, check);
 }
 
 /**
@@ -124,9 +175,13 @@ function immediate<T>(m: Mirror, fn: () => T): T {
 }
 
 /** One request alone, in its own transaction; its error is the answer. */
-function applyAlone(m: Mirror, request: WriterWriteRequest): WriterReply {
+function applyAlone(
+  m: Mirror,
+  request: WriterWriteRequest,
+  check: ProfileTextCheck | undefined,
+): WriterReply {
   try {
-    return immediate(m, () => apply(m, request));
+    return immediate(m, () => apply(m, request, check));
   } catch (error) {
     return { id: request.id, ok: false, error: errorFields(error) };
   }
@@ -138,13 +193,17 @@ function applyAlone(m: Mirror, request: WriterWriteRequest): WriterReply {
  * written and each request is applied again alone, and a refused profile batch one profile at a
  * time, so every good profile lands and a bad one is reported by its domain.
  */
-export function applyRequests(m: Mirror, group: readonly WriterWriteRequest[]): WriterReply[] {
+export function applyRequests(
+  m: Mirror,
+  group: readonly WriterWriteRequest[],
+  check?: ProfileTextCheck,
+): WriterReply[] {
   if (group.length === 0) return [];
-  if (group.length === 1) return [applyAlone(m, group[0]!)];
+  if (group.length === 1) return [applyAlone(m, group[0]!, check)];
   try {
-    return immediate(m, () => group.map((request) => apply(m, request)));
+    return immediate(m, () => group.map((request) => apply(m, request, check)));
   } catch {
-    return group.map((request) => applyAlone(m, request));
+    return group.map((request) => applyAlone(m, request, check));
   }
 }
 
@@ -162,10 +221,14 @@ function leftNothingWritten(error: unknown): boolean {
  * every good profile lands and a bad one is reported by its domain. Any other error means a
  * write stopped part-way: it is thrown, and the caller must roll the transaction back.
  */
-export function applyInOpenTransaction(m: Mirror, group: readonly WriterWriteRequest[]): WriterReply[] {
+export function applyInOpenTransaction(
+  m: Mirror,
+  group: readonly WriterWriteRequest[],
+  check?: ProfileTextCheck,
+): WriterReply[] {
   return group.map((request) => {
     try {
-      return apply(m, request);
+      return apply(m, request, check);
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
       return { id: request.id, ok: false, error: errorFields(error) };

@@ -13,6 +13,8 @@ export interface WriterWorkerData {
   commitAfterMs: number;
   /** Nice values the thread lowers its own scheduling priority by (Linux only). */
   niceSteps: number;
+  /** The check of profile texts the thread loads (see ProfileWriterOptions.textCheck), by URL. */
+  textCheck?: { module: string; name: string } | undefined;
 }
 
 /** A write asked of the writer thread. */
@@ -21,7 +23,7 @@ export type WriterWrite =
   | {
       kind: 'profileTexts';
       texts: readonly string[];
-      member: string;
+      member?: string | undefined;
       keys?: readonly string[] | undefined;
       syncedAt: string;
     }
@@ -56,6 +58,11 @@ export interface WriterFailure {
   item: string;
   code: string;
   message: string;
+  /**
+   * Set by a text check (ProfileWriterOptions.textCheck) for a text that fetching again may cure,
+   * such as a body that is not JSON (a transport fault): nothing of it was written.
+   */
+  retryable?: boolean;
 }
 
 /** The answer to one {@link WriterRequest}. */

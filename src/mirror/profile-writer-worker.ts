@@ -3,7 +3,8 @@ import { lowerThreadPriority } from '../util/thread-priority.js';
 import { bulkAutocheckpointPages } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
-import { applyInOpenTransaction, errorFields } from './profile-writer-apply.js';
+import { applyInOpenTransaction, errorFields, loadTextCheck } from './profile-writer-apply.js';
+import type { ProfileTextCheck } from './inputs.js';
 import type {
   WriterCommitFailed,
   WriterError,
@@ -43,6 +44,8 @@ const port = parentPort!;
  */
 const nice = lowerThreadPriority(data.niceSteps);
 let mirror: Mirror | undefined;
+/** The text check the writer was opened with, loaded before the thread says it is ready. */
+let check: ProfileTextCheck | undefined;
 const waiting: WriterRequest[] = [];
 let scheduled = false;
 
@@ -110,7 +113,7 @@ function drainWaiting(): void {
       replies = writes.map((request) => ({ id: request.id, ok: false, error: notBegun }));
     } else {
       try {
-        replies = applyInOpenTransaction(m, writes);
+        replies = applyInOpenTransaction(m, writes, check);
         for (const request of writes)
           if (request.kind === 'profileTexts') open!.profiles += request.texts.length;
       } catch (error) {
@@ -171,8 +174,12 @@ port.on('message', (request: WriterRequest | { kind: 'close' }) => {
   }
 });
 
-openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }).then(
-  (opened) => {
+Promise.all([
+  openMirror(data.path, { migrate: false, busyTimeoutMs: data.busyTimeoutMs }),
+  loadTextCheck(data.textCheck),
+]).then(
+  ([opened, loaded]) => {
+    check = loaded;
     mirror = opened;
     const { sqlite } = mirrorInternals(opened);
     // SQLite's auto-checkpoint stays on: it runs here, off the fetching thread, and keeps the WAL

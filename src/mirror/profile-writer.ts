@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 import { siblingModule } from '../util/worker-module.js';
 import type { Mirror } from './database.js';
-import type { DomainSummaryInput, ProfileTextsInput } from './inputs.js';
+import type { DomainSummaryInput, ProfileTextCheck, ProfileTextsInput } from './inputs.js';
 import type {
   WriterCommand,
   WriterCommitFailed,
@@ -11,7 +11,7 @@ import type {
   WriterWorkerData,
   WriterWrite,
 } from './profile-writer-protocol.js';
-import { applyRequests } from './profile-writer-apply.js';
+import { applyRequests, loadTextCheck } from './profile-writer-apply.js';
 import type { UpsertSummariesResult } from './store/domains.js';
 
 export type { WriterFailure } from './profile-writer-protocol.js';
@@ -20,8 +20,8 @@ export type { WriterFailure } from './profile-writer-protocol.js';
  * The sync's mirror writes on a second thread. Writing a profile (its domain row, licences,
  * payment methods, sections, their indexes and change_log rows) costs more CPU than fetching it,
  * so on the main thread the mirror was the bottleneck of a full sync (docs/benchmarks.md). Here
- * the main thread fetches and validates, and hands profiles on as the texts they arrived in
- * (writeProfileTexts), which the worker parses; a worker thread with its own connection to the
+ * the main thread fetches, and hands profiles on as the texts they arrived in
+ * (writeProfileTexts), which the worker parses and checks (textCheck); a worker thread with its own connection to the
  * same file runs the very same store functions (upsertDomainSummaries, upsertProfiles), in the
  * order the writes were asked for, in one open transaction that it commits every few thousand
  * profiles (profile-writer-worker.ts says why and when).
@@ -45,6 +45,18 @@ export const WRITER_COMMIT_AFTER_MS = 2_000;
  * {@link ProfileWriterOptions.niceSteps} and src/mirror/profile-writer-worker.ts).
  */
 export const WRITER_NICE_STEPS = 10;
+
+/**
+ * A {@link ProfileWriterOptions.textCheck}: the function exported as `name` by the module at
+ * `module`. The thread loads it by URL; `_Check`, the function's type, is held to
+ * {@link ProfileTextCheck} here, where the caller names it.
+ */
+export function textCheckExport<_Check extends ProfileTextCheck>(
+  module: string | URL,
+  name: string,
+): NonNullable<ProfileWriterOptions['textCheck']> {
+  return { module, name };
+}
 
 /** Result of a profile batch: profiles written, and the ones the mirror refused, by domain. */
 export interface ProfileBatchResult {
@@ -82,6 +94,17 @@ export interface ProfileWriterOptions {
    */
   niceSteps?: number;
   /**
+   * A check every profile text goes through before it is written ({@link ProfileTextCheck}): the
+   * function exported as `name` by the module at `module` (a file URL), which the writer's thread
+   * loads (so it must be a module that thread can import on its own). It parses the text and gives
+   * the profile, or why it was refused, which {@link ProfileWriter.writeProfileTexts} reports by
+   * the text's key, with whether fetching it again may cure that. The sync hands profiles on as
+   * the response bodies it received, unparsed, with the API client's check
+   * (src/api/profile-text-check.ts), so each is parsed once. @default none: each text is parsed
+   * here and its `member` taken
+   */
+  textCheck?: { module: string | URL; name: string } | undefined;
+  /**
    * Write on the calling thread, through the mirror's own connection, instead of a worker thread:
    * the same store functions and results, without the thread (an in-memory mirror always gets
    * this). @default false
@@ -97,10 +120,11 @@ export interface ProfileWriter {
    */
   writeSummaries(summaries: readonly DomainSummaryInput[], listedAt: string): Promise<UpsertSummariesResult>;
   /**
-   * Upserts profiles given as the JSON texts they arrived in, which the writer parses
-   * (upsertProfiles in the worker). A refused profile is reported by its domain, not thrown; a
-   * text that is not a JSON object with the named member object, by its key (`texts[3]` without
-   * keys). Resolves once applied, as {@link writeSummaries}.
+   * Upserts profiles given as the JSON texts they arrived in, which the writer parses, through
+   * its text check if it has one (upsertProfiles in the worker). A refused profile is reported by
+   * its domain, not thrown; a text that could not be read, by its key (`texts[3]` without keys),
+   * with the text check's code and message (`retryable` when fetching it again may cure it).
+   * Resolves once applied, as {@link writeSummaries}.
    */
   writeProfileTexts(batch: ProfileTextsInput, syncedAt: string): Promise<ProfileBatchResult>;
   /**
@@ -148,10 +172,10 @@ function workerScript(): URL {
  * Writes on the calling thread, through the mirror's own connection: for an in-memory mirror,
  * which a second connection cannot see. Same interface, same store functions.
  */
-function inlineWriter(mirror: Mirror): ProfileWriter {
+function inlineWriter(mirror: Mirror, check: ProfileTextCheck | undefined): ProfileWriter {
   let nextId = 1;
   const run = (request: WriterWrite): WriterReply =>
-    applyRequests(mirror, [{ ...request, id: nextId++ }])[0]!;
+    applyRequests(mirror, [{ ...request, id: nextId++ }], check)[0]!;
   return {
     writeSummaries: async (summaries, listedAt) =>
       summariesResult(run({ kind: 'summaries', summaries, listedAt })),
@@ -200,7 +224,21 @@ export async function openProfileWriter(
   if (mirror.readonly) {
     throw new DomainSyncError('ERR_MIRROR_WRITER', `the mirror ${mirror.path} is open read-only`);
   }
-  if (options.inline || mirror.path === ':memory:') return inlineWriter(mirror);
+  const textCheck =
+    options.textCheck === undefined
+      ? undefined
+      : { module: String(options.textCheck.module), name: options.textCheck.name };
+  if (options.inline || mirror.path === ':memory:') {
+    try {
+      return inlineWriter(mirror, await loadTextCheck(textCheck));
+    } catch (error) {
+      throw new DomainSyncError(
+        'ERR_MIRROR_WRITER',
+        `the mirror writer could not load its profile text check: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
   const maxPending = Math.max(1, Math.trunc(options.maxPending ?? 8));
   const workerData: WriterWorkerData = {
     path: mirror.path,
@@ -209,6 +247,7 @@ export async function openProfileWriter(
     commitEveryProfiles: Math.max(1, Math.trunc(options.commitEveryProfiles ?? WRITER_COMMIT_EVERY_PROFILES)),
     commitAfterMs: Math.max(0, Math.trunc(options.commitAfterMs ?? WRITER_COMMIT_AFTER_MS)),
     niceSteps: Math.max(0, Math.trunc(options.niceSteps ?? WRITER_NICE_STEPS)),
+    textCheck,
   };
   // A small young generation: the writer's garbage (each batch's profiles) dies young, and V8's
   // default let the thread's heap grow by tens of MB, which raised a full sync's peak RSS at the

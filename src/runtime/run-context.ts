@@ -4,7 +4,11 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { openMirror, type Mirror } from '../mirror/database.js';
-import { openProfileWriter, type ProfileWriter } from '../mirror/profile-writer.js';
+import {
+  openProfileWriter,
+  type ProfileWriter,
+  type ProfileWriterOptions,
+} from '../mirror/profile-writer.js';
 import { systemClock, type Clock } from '../util/time.js';
 import { noopProgress, type Progress } from './progress.js';
 
@@ -24,7 +28,7 @@ export interface RunContext {
    * {@link openRunContext} as its `profileWriter` option says; a context built without it gets
    * the worker thread.
    */
-  openProfileWriter?: (mirror: Mirror) => Promise<ProfileWriter>;
+  openProfileWriter?: (mirror: Mirror, options?: ProfileWriterOptions) => Promise<ProfileWriter>;
 }
 
 /** Options of {@link openRunContext}. */
@@ -81,7 +85,8 @@ export async function openRunContext(options: OpenRunContextOptions): Promise<Ow
     signal,
     progress: options.progress ?? noopProgress,
     clock: options.clock ?? systemClock,
-    openProfileWriter: (target) => openProfileWriter(target, { inline: options.profileWriter === 'inline' }),
+    openProfileWriter: (target, writerOptions) =>
+      openProfileWriter(target, { ...writerOptions, inline: options.profileWriter === 'inline' }),
     async close() {
       await client.close();
       await mirror.close();

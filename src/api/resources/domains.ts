@@ -3,8 +3,13 @@ import { toWireQueryEntries } from '../filters.js';
 import type { DomainFilters } from '../filters.js';
 import type { ApiTransport } from '../transport.js';
 import { buildQuery, pathSegment } from '../urls.js';
-import { DomainProfileResponseSchema, DomainSearchResponseSchema } from '../wire.js';
-import { getData, getDataWithText } from './requests.js';
+import {
+  DomainProfileResponseSchema,
+  DomainSearchResponseSchema,
+  parseJsonText,
+  parseWire,
+} from '../wire.js';
+import { getData } from './requests.js';
 import type { DomainProfile, DomainSearchPage, ProfileSection } from '../wire.js';
 
 /** Options of a single request. */
@@ -51,30 +56,34 @@ export async function getDomain(
 }
 
 /**
- * A profile as {@link getDomain} returns it, with the response body's text as received: the
- * profile is its `data` member (docs/service-api.md "Responses"), validated exactly as
- * {@link getDomain} validates it. For a caller that hands profiles on as text (the sync's mirror
- * writer thread parses them again) rather than keeping the parsed objects.
+ * `GET /domains/:domain` (0 credits) as the body's text, neither parsed nor validated: for a
+ * caller that hands profiles on as text and parses each once, elsewhere (the sync's mirror writer
+ * thread). Limits, retries and error mapping are {@link getDomain}'s, except that the body's
+ * contents are not looked at (an empty body is still refused): the caller reads the text with
+ * {@link readProfileText}, and a text that is not JSON (a retryable `json` ProtocolError there)
+ * is the fault getDomain would have retried, so the caller should fetch it again.
  */
-export async function getDomainWithText(
+export async function getDomainText(
   transport: ApiTransport,
   domain: string,
   options: GetDomainOptions = {},
-): Promise<DomainProfileText> {
+): Promise<string> {
   const url = domainUrl(transport, domain, options);
-  const { data, text } = await getDataWithText(transport, url, DomainProfileResponseSchema, options);
-  return { profile: data, text };
+  const { text } = await transport.requestText({ url, safety: 'safe', signal: options.signal });
+  return text;
 }
 
-/** The member of a `GET /domains/:domain` body that holds the profile: the success envelope's. */
-export const PROFILE_BODY_MEMBER = 'data';
-
-/** A profile with the text it was parsed from; see {@link getDomainWithText}. */
-export interface DomainProfileText {
-  /** The validated profile. */
-  profile: DomainProfile;
-  /** The response body as received: a JSON object whose {@link PROFILE_BODY_MEMBER} is {@link profile}. */
-  text: string;
+/**
+ * The profile in the text of a `GET /domains/:domain` body (from {@link getDomainText}), checked
+ * exactly as {@link getDomain} checks it. Throws the `ProtocolError` getDomain would have
+ * thrown, naming the endpoint and field: of kind `json` (retryable) when the text is not JSON, of
+ * kind `schema` when the profile does not match. Unknown fields are kept. `domain` is the one
+ * requested, for the endpoint the error names (`/domains/:domain` without it).
+ */
+export function readProfileText(text: string, domain?: string): DomainProfile {
+  const path = `/domains/${domain === undefined ? ':domain' : pathSegment(domain)}`;
+  const body = parseJsonText(text, 'GET', path);
+  return parseWire(DomainProfileResponseSchema, body, 'GET', path).data;
 }
 
 function domainUrl(transport: ApiTransport, domain: string, options: GetDomainOptions) {

@@ -15,24 +15,13 @@ export async function getData<S extends z.ZodType<{ data: unknown }>>(
   schema: S,
   options: RequestOptions,
 ): Promise<z.output<S>['data']> {
-  return (await getDataWithText(transport, url, schema, options)).data;
-}
-
-/** {@link getData}, also returning the body's text as received (its `data` member is `data`). */
-export async function getDataWithText<S extends z.ZodType<{ data: unknown }>>(
-  transport: ApiTransport,
-  url: ResolvedUrl,
-  schema: S,
-  options: RequestOptions,
-): Promise<{ data: z.output<S>['data']; text: string }> {
   const response = await transport.requestJson({
     method: 'GET',
     url,
     safety: 'safe',
     signal: options.signal,
   });
-  const { data } = parseWire(schema, response.body, 'GET', url.endpointPath, response.status);
-  return { data, text: response.text };
+  return parseWire(schema, response.body, 'GET', url.endpointPath, response.status).data;
 }
 
 /** A credit-costing POST: retried only when the service surely did not process it (`retry.ts`). */

@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createClient, PROFILE_BODY_MEMBER } from '../../../src/api/index.js';
+import { createClient, readProfileText } from '../../../src/api/index.js';
+import { checkProfileText } from '../../../src/api/profile-text-check.js';
 import type { ClientOptions, DomainServiceApi, DomainServiceClient } from '../../../src/api/index.js';
 import {
   AuthError,
@@ -193,17 +194,72 @@ describe('errors', () => {
     expect(s.control.faultStats().injected.malformed).toBe(3);
   });
 
-  it('getDomainWithText retries a malformed profile body, then gives ProtocolError like getDomain', async () => {
+  it('getDomainText retries what getDomain retries except the body, which readProfileText checks as getDomain does', async () => {
     const s = await sim();
     const [domain] = s.control.truth.listDomains();
+    const expected = await client(s).getDomain(domain!);
+    // A 503 and a truncated body are retried before any text is returned.
+    s.control.setFaults([
+      { path: '/domains/', kind: 'status', status: 503, times: 1 },
+      { path: '/domains/', kind: 'truncate', times: 1 },
+    ]);
+    const text = await client(s).getDomainText(domain!);
+    expect(s.control.faultStats().injected).toMatchObject({ status: 1, truncate: 1 });
+    const { meta: _now, ...profile } = readProfileText(text, domain!);
+    const { meta: _then, ...before } = expected;
+    expect(profile).toEqual(before);
+    // A body that is not JSON is returned as it came: reading it gives getDomain's ProtocolError,
+    // retryable, and checkProfileText (the mirror writer's) the same code and message.
     s.control.setFaults([{ path: '/domains/', kind: 'malformed', times: 1 }]);
-    const recovered = await client(s).getDomainWithText(domain!);
-    expect(recovered.profile.domain_normalized).toBe(domain);
+    const garbled = await client(s).getDomainText(domain!);
     expect(s.control.faultStats().injected.malformed).toBe(1);
-    s.control.setFaults([{ path: '/domains/', kind: 'malformed' }]);
-    const error = await failure(client(s, { maxRetries: 1 }).getDomainWithText(domain!));
+    let error: unknown;
+    try {
+      readProfileText(garbled, domain!);
+    } catch (thrown) {
+      error = thrown;
+    }
     expect(error).toBeInstanceOf(ProtocolError);
-    expect((error as ProtocolError).failure).toBe('json');
+    expect(error).toMatchObject({ code: 'ERR_PROTOCOL', failure: 'json', retryable: true });
+    expect((error as Error).message).toMatch(
+      new RegExp(`^GET /domains/${domain!.replace(/\./g, '\\.')}: response is not valid JSON`),
+    );
+    expect(checkProfileText(garbled, domain)).toEqual({
+      failure: { code: 'ERR_PROTOCOL', message: (error as Error).message, retryable: true },
+    });
+    s.control.setFaults([{ path: '/domains/', kind: 'malformed' }]);
+    const viaGetDomain = await failure(client(s, { maxRetries: 1 }).getDomain(domain!));
+    const sized = (message: string): string => message.replace(/\(\d+ chars\)$/, '(n chars)');
+    expect(sized(viaGetDomain.message)).toBe(sized((error as Error).message));
+    expect(viaGetDomain).toMatchObject({ code: 'ERR_PROTOCOL', failure: 'json' });
+  });
+
+  it('readProfileText names the endpoint and the field of a profile that does not match, not retryable', () => {
+    const body = JSON.stringify({ success: true, data: { domain_normalized: 5 } });
+    let error: unknown;
+    try {
+      readProfileText(body, 'bücher.example');
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(error).toMatchObject({ failure: 'schema', retryable: false, fieldPath: 'data.domain_normalized' });
+    expect((error as Error).message).toBe(
+      'GET /domains/b%C3%BCcher.example: data.domain_normalized: expected string, got number',
+    );
+    expect(checkProfileText(body, 'bücher.example')).toEqual({
+      failure: { code: 'ERR_PROTOCOL', message: (error as Error).message, retryable: false },
+    });
+    expect(checkProfileText('{"success":true,"data":{"domain_normalized":"a.example"}}', undefined)).toEqual({
+      profile: { domain_normalized: 'a.example' },
+    });
+    expect(checkProfileText('[]', undefined)).toMatchObject({
+      failure: {
+        code: 'ERR_PROTOCOL',
+        message: expect.stringMatching(/^GET \/domains\/:domain: /),
+        retryable: false,
+      },
+    });
   });
 
   it('gives ProtocolError for a truncated body after the GET retries are exhausted', async () => {
@@ -324,16 +380,16 @@ describe('tolerance (quirks)', () => {
     expect(profiles.some((p) => p.x_sim_revision !== undefined)).toBe(true);
     expect(profiles.some((p) => p.licenses?.some((l) => !['active'].includes(String(l.status))))).toBe(true);
     expect(profiles.some((p) => p.payment_methods?.some((m) => m.confidence !== 'high'))).toBe(true);
-    // The same profiles with the text they arrived in: the text's `data` is the validated profile.
+    // The same profiles as texts, read by readProfileText: the profile getDomain validated.
     for (const domain of [unicode!, ...listed.slice(0, 20)]) {
-      const withText = await c.getDomainWithText(domain);
+      const text = await c.getDomainText(domain);
+      const read = readProfileText(text, domain);
       // The same profile as getDomain gave (its freshness age counts on between the two requests).
-      const { meta: _now, ...rest } = withText.profile;
+      const { meta: _now, ...rest } = read;
       const { meta: _then, ...before } = profiles[listed.indexOf(domain)]!;
       expect(rest).toEqual(before);
-      expect((JSON.parse(withText.text) as Record<string, unknown>)[PROFILE_BODY_MEMBER]).toEqual(
-        withText.profile,
-      );
+      // The body's own `data`, unknown fields and nulls included.
+      expect(read).toEqual((JSON.parse(text) as { data: unknown }).data);
     }
     const only = await c.getDomain(unicode!, { include: ['licenses'] });
     expect(only.domain_normalized).toBe(unicode);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
 import type { ProfileWriter } from '../../../src/mirror/profile-writer.js';
+import type { RunningSimulator } from '../../../src/simulator/index.js';
 import { diffMirrorWithTruth, profileRequests } from '../../helpers/mirror-truth.js';
 import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
@@ -146,8 +147,8 @@ describe('the writer of a sync', () => {
     const ctx = await openTestContext(sim, { profileWriter: 'inline' });
     const open = ctx.openProfileWriter!;
     const opened: ProfileWriter[] = [];
-    ctx.openProfileWriter = async (mirror) => {
-      const writer = await open(mirror);
+    ctx.openProfileWriter = async (mirror, options) => {
+      const writer = await open(mirror, options);
       opened.push(writer);
       return writer;
     };
@@ -242,6 +243,11 @@ describe('sync under faults (thread writer)', () => {
     expect(run.status).toBe('done');
     expect(run.failures).toHaveLength(1);
     expect(run.failures[0]).toMatchObject({ item: bad, code: 'ERR_PROTOCOL' });
+    expect(run.failures[0]!.message).toMatch(/^GET \/domains\/[^:]+: response is not valid JSON/);
+    // The writer found the body was not JSON, and the profile was fetched again as the client
+    // retries such a body: api.maxRetries (1) times.
+    expect(requestsOf(sim, bad)).toBe(2);
+    expect(run.stats.profilesFetched).toBe(199);
     const others = sim.control.truth.listDomains().filter((d) => d !== bad);
     expect(diffMirrorWithTruth(ctx.mirror.path, sim, others)).toEqual([]);
     // The next run retries the failed profile and converges.
@@ -249,6 +255,37 @@ describe('sync under faults (thread writer)', () => {
     const next = await syncPipeline(ctx);
     expect(next.failures).toEqual([]);
     expect(next.stats.due).toBe(1);
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+  });
+});
+
+/** Requests for `domain`'s profile, answered or faulted (a faulted one is logged by its path only). */
+function requestsOf(sim: RunningSimulator, domain: string): number {
+  const path = `/domains/${encodeURIComponent(domain)}`;
+  return sim.control.usage().filter((u) => u.method === 'GET' && u.path === path).length;
+}
+
+describe.each(WRITERS)('profile bodies read on the writer (%s writer)', (profileWriter) => {
+  it('fetches a profile again whose body was not JSON, and mirrors it', async () => {
+    const sim = await startTestSimulator({ domains: 300, seed: 16 });
+    const ctx = await openTestContext(sim, { profileWriter });
+    const bad = sim.control.truth.listDomains().slice(100, 103);
+    sim.control.setFaults(
+      bad.map((domain, i) => ({
+        method: 'GET' as const,
+        path: `/domains/${encodeURIComponent(domain)}`,
+        kind: 'malformed' as const,
+        times: i + 1,
+      })),
+    );
+    const run = await syncPipeline(ctx);
+    expect(run.status).toBe('done');
+    expect(run.failures).toEqual([]);
+    expect(run.stats.profilesFetched).toBe(300);
+    // Each fetched once more than its body came malformed, the last time whole.
+    expect(sim.control.faultStats().injected).toEqual({ malformed: 6 });
+    expect(bad.map((domain) => requestsOf(sim, domain))).toEqual([2, 3, 4]);
+    expect(profileRequests(sim)).toHaveLength(306);
     expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
   });
 });
