@@ -442,13 +442,18 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
         notes.push(
           'The ceiling above the sync targets: the same full sync with its profiles acknowledged as ' +
             'written but neither handed to the writer thread nor written (listing pages and run stats still ' +
-            `are; bench/sync-child.ts \`sync-discard-profiles\`). At concurrency ${r.remoteHigh.concurrency} with the ` +
+            `are; bench/sync-child.ts \`sync-discard-profiles\`). Since 2026-11-27 (evening) the profiles are parsed ` +
+            `and validated on the writer thread, so this leaves that out too. At concurrency ${r.remoteHigh.concurrency} with the ` +
             `service ${r.remoteHigh.latencyMs} ms away it keeps ${fmt(without.high.ratio, 3)} of the bare undici loop's rate ` +
             `(${without.high.profilesPerSecond} against ${r.remoteHigh.bareUndici.profilesPerSecond} profiles/s; ` +
             `the full sync ${fmt(r.remoteHigh.ratio, 3)})` +
-            (without.high.ratio < r.targets.ratioMin
-              ? `, under the ${r.targets.ratioMin} target with no profile written at all. `
-              : `: the profile writes cost the rest. `) +
+            (without.high.ratio < r.remoteHigh.ratio
+              ? `: less than the full sync in the same run. This point is one run, and single runs at ${r.remoteHigh.latencyMs} ms ` +
+                'move by up to 0.08 of the ratio on this shared machine (the rounds above). ' +
+                DISCARDED_RECHECK
+              : without.high.ratio < r.targets.ratioMin
+                ? `, under the ${r.targets.ratioMin} target with no profile written at all. `
+                : `: the profile writes cost the rest. `) +
             `With no latency it costs ${without.loopback.cpuUsPerProfile} µs of CPU per profile, ` +
             `${fmt(without.loopback.cpuRatio)}× the bare undici loop's (main thread ${withoutThreads?.main ?? '–'} µs; ` +
             "the other threads, the writer with the listing pages and V8's and libuv's helpers, " +
@@ -457,8 +462,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               ? `The ≤ ${r.targets.cpuRatioMax}× target leaves ${leftUs} µs per profile for writing it to the ` +
                 `mirror, against the ${floor.bareSqliteUsPerProfile} µs that plain INSERTs of its rows take` +
                 (leftUs < floor.bareSqliteUsPerProfile
-                  ? ': the fetching side, with its parsing, validation, queueing and garbage collection, uses most ' +
-                    'of the budget before any row is written.'
+                  ? ': the fetching side, with its HTTP, queueing and garbage collection, uses most ' +
+                    'of the budget before any profile is parsed or any row is written.'
                   : '.')
               : `The fetching side alone is already above the ≤ ${r.targets.cpuRatioMax}× target, before any row ` +
                 'is written.'),
@@ -849,28 +854,28 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    "measured 2026-11-27T11:38Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts, the request limiter without p-queue and the writer thread at a lower priority",
+    "measured 2026-11-27T17:31Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each, the request limiter without p-queue and the writer thread at a lower priority",
   table: [
-    ['main', 'HTTP (undici, sockets)', '81'],
-    ['main', 'garbage collection', '31'],
-    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '27'],
-    ['main', 'other (program, V8, Node internals)', '21'],
-    ['main', 'promises, events, abort signals, timers', '15'],
-    ['main', 'start-up (module loading)', '14'],
-    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '13'],
-    ['main', 'response validation (zod, with its timestamp pattern)', '10'],
-    ['main', 'task queue (p-queue, src/runtime/queue.ts)', '8'],
-    ['main', 'listing: classifying pages, run bookkeeping', '5'],
-    ['main', 'handing batches to the writer thread', '1'],
-    ['writer', 'SQLite: domain and section upserts', '74'],
-    ['writer', 'SQLite: licence and payment-method upserts', '65'],
-    ['writer', 'SQLite: listing rows', '28'],
-    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '26'],
-    ['writer', 'validation, timestamps, JSON of the sections', '25'],
-    ['writer', 'parsing the profile texts', '17'],
-    ['writer', 'start-up (module loading)', '11'],
-    ['writer', 'garbage collection', '11'],
-    ['writer', 'program, message passing, other', '7'],
+    ['main', 'HTTP (undici, sockets)', '76'],
+    ['main', 'garbage collection', '40'],
+    ['main', 'other (program, V8, Node internals)', '22'],
+    ['main', 'start-up (module loading)', '19'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '17'],
+    ['main', 'promises, events, abort signals, timers', '17'],
+    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '8'],
+    ['main', 'task queue (p-queue, src/runtime/queue.ts)', '7'],
+    ['main', 'listing: classifying pages, run bookkeeping', '4'],
+    ['main', 'response validation (zod, with its timestamp pattern)', '2'],
+    ['main', 'handing batches to the writer thread', '2'],
+    ['writer', 'SQLite: domain and section upserts', '82'],
+    ['writer', 'SQLite: licence and payment-method upserts', '74'],
+    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '35'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '27'],
+    ['writer', 'SQLite: listing rows', '25'],
+    ['writer', 'parsing the profile texts', '20'],
+    ['writer', 'program, message passing, other', '14'],
+    ['writer', 'garbage collection', '13'],
+    ['writer', 'start-up (module loading)', '12'],
     ['writer', 'SHA-1 of each profile', '7'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
@@ -880,12 +885,18 @@ const SYNC_PROFILE = {
     'away on 2026-11-26, the socket writes took 166 µs of wall time per profile in the bare undici loop ' +
     'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
     'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
-    'functions that run them. The writer thread was idle 52 µs per profile, and most of its busy time ' +
+    'functions that run them. The writer thread was idle 46 µs per profile (the main thread 177 µs: on ' +
+    'loopback it waits for the writer), and most of its busy time ' +
     'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections; no ' +
     'change_log rows, since a first sync is the baseline) is a B-tree insert into its table, and the domain row one ' +
     "into each of the domain indexes (the other tables' indexes are built at the end). In the profile of " +
     '2026-11-27T03:00Z, before the baseline, the licence and payment-method upserts with their change_log rows ' +
-    'took 83 µs per profile of 263 on the writer thread (32 %); here they take 65 of 271 (24 %). ' +
+    'took 83 µs per profile of 263 on the writer thread (32 %); here they take 74 of 309 (24 %). In the ' +
+    'profile of 11:38Z the same day, before the writer thread parsed and validated the profiles, the main ' +
+    'thread spent 27 µs per profile in its client row (reading and parsing bodies, retries, the limiter) ' +
+    'and 10 validating, the writer 17 parsing the texts; here the main thread spends 8 and 2 (the listing ' +
+    'pages are still parsed and validated there), and the writer 20 parsing and about 10 more validating ' +
+    '(its validation row was 25). ' +
     'What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
     'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
     "profile); the task queue removing its own listeners instead of through addEventListener's `signal` " +
@@ -914,11 +925,27 @@ const SYNC_PROFILE = {
     'change_log row each (about 6 per domain), which also leaves the change_log indexes nothing to build ' +
     'at its end (2026-11-27, alternating ad hoc runs of 100,000 domains, 10 ms, concurrency 32, three each: ' +
     '2,057–2,164 against 1,923–2,064 profiles/s, CPU per profile 403–443 against 444–489 µs, writer thread ' +
-    '204–216 against 225–253 µs; the profile above is after it). Runs of the same code on different ' +
+    '204–216 against 225–253 µs); each profile parsed once, on the writer thread, through the API ' +
+    "client's own check (src/api/profile-text-check.ts; a body that is not JSON fetched again, as the client " +
+    'retries one), instead of parsed and validated on the main thread and parsed again on the writer ' +
+    '(2026-11-27, alternating CLI syncs of 20,000 domains on loopback, concurrency 8: user+sys CPU ' +
+    '8.08–9.95 s, median 8.91, against 8.25–10.02 s, median 9.54, six pairs; in quirks mode 8.80–10.96 s, ' +
+    'median 9.39, against 8.11–11.36 s, median 10.08, five pairs; the profile above is after it). Runs of ' +
+    'the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +
     'five runs of 50,000 domains half an hour later); the table at the top is the latest.',
 };
+
+/**
+ * An ad hoc check of the writes-discarded point at concurrency 32 and 10 ms, made after the sync
+ * bench run of 2026-11-27 (17:30Z) measured it below the full sync: quoted when a run does so.
+ */
+const DISCARDED_RECHECK =
+  'Right after the run of 2026-11-27 that measured it so (17:30Z; bench/sync-child.ts run by hand, ' +
+  '30,000 domains, 10 ms, concurrency 32, two alternating pairs), the sync with its profile writes ' +
+  'discarded made 2,014 and 1,961 profiles/s at 251 and 252 µs of CPU per profile, the full sync 1,598 ' +
+  'and 1,843 profiles/s at 470 and 455 µs. ';
 
 /**
  * Garbage collection in a sync, and the experiments on it (ad hoc, measured 2026-11-26 on this
@@ -942,7 +969,9 @@ const SYNC_GC_NOTE =
   "inspector's, objects collected by scavenges left out) put the survivors at about 17 KB per profile: the " +
   "parsed response bodies (3.3 KB), undici's request, response and header objects, the body text, the tasks " +
   "of a listing page waiting in the task queue, and zod's output. Not the batch waiting for the writer: with " +
-  "100 profiles per batch instead of 1,000, the main thread's scavenges found the same. Two experiments " +
+  "100 profiles per batch instead of 1,000, the main thread's scavenges found the same. Since the evening of " +
+  "2026-11-27 neither the parsed bodies nor zod's output are on the main thread: profiles are parsed and " +
+  'validated on the writer thread (below). Two experiments ' +
   'were not kept: a 16 MB young generation (`--max-semi-space-size=16`; 12 MB alike) cut the CPU per ' +
   'profile in some runs, but peak RSS went to 286–290 MB at 100,000 domains, against 254–258 MB, too near ' +
   'the 300 MB target for run-to-run spread; and a heap growing factor of 2 or 3 instead of 1.6 ' +

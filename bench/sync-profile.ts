@@ -37,11 +37,17 @@ function kindOf(leaf: CallFrame): string {
     return 'sqlite-call';
   if (isHttpFrame(leaf)) return 'http';
   if (/zod/.test(url) || /^RegExp/.test(fn)) return 'validation';
+  // JSON.parse of a body runs in these (inlined, it is their self time): on the main thread the
+  // listing pages, on the writer thread the profile texts.
+  if (
+    (/api\/wire/.test(url) && fn === 'parseJsonText') ||
+    (/profile-writer-apply/.test(url) && fn === 'memberOfText')
+  )
+    return 'parse-texts';
   if (/p-queue|eventemitter3|runtime\/queue/.test(url)) return 'queue';
   if (STARTUP.test(`${url} ${fn}`)) return 'startup';
   if (fn === 'postMessage' || /worker|internal\/per_context\/messageport/.test(url)) return 'messages';
   if (/http-transport|api\/|limiter/.test(url)) return 'client';
-  if (/profile-writer-apply/.test(url) && fn === 'profileOfText') return 'parse-texts';
   if (fn === 'parse' || fn === 'JSON.parse' || fn === 'stringify') return 'json';
   if (ASYNC.test(`${fn} ${url}`)) return 'async';
   if (/mirror\/store\/child-history/.test(url)) return 'store:child-history';
@@ -59,7 +65,7 @@ const CLIENT = 'our client: reading and parsing response bodies, retries, the re
 const MAIN_SQLITE = "SQLite: building the indexes set aside, at the end; the listing's mirror reads";
 const LISTING = 'listing: classifying pages, run bookkeeping';
 const COMMITS = 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)';
-const WRITER_VALUES = 'validation, timestamps, JSON of the sections';
+const WRITER_VALUES = 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections';
 
 /** The table's rows, by thread, from the kinds above. */
 const MAIN_ROWS: Record<string, string> = {
@@ -67,6 +73,7 @@ const MAIN_ROWS: Record<string, string> = {
   gc: 'garbage collection',
   client: CLIENT,
   json: CLIENT,
+  'parse-texts': CLIENT,
   'sqlite-call': MAIN_SQLITE,
   'store:domains': MAIN_SQLITE,
   'mirror-other': MAIN_SQLITE,
