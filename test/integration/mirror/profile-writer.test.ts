@@ -2,6 +2,7 @@ import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
+import { PROFILE_TEXT_CHECK_MODULE } from '../../../src/api/profile-text-check.js';
 import { openMirror } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import type { DomainProfileInput } from '../../../src/mirror/inputs.js';
@@ -176,6 +177,46 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     expect(await contents(threaded, false)).toEqual(expected);
     expect(await contents(inline, false)).toEqual(expected);
   });
+
+  it.each([false, true])(
+    'with a text check (inline %s), reads each text through it and reports its refusals by key',
+    async (inline) => {
+      const mirror = await tempMirror();
+      const textCheck = { module: PROFILE_TEXT_CHECK_MODULE, name: 'checkProfileText' };
+      const writer = await openProfileWriter(mirror, { inline, textCheck });
+      const good = profile('good.example', { licenses: [licence({ license_number: 'L-1' })] });
+      const texts = [
+        JSON.stringify({ success: true, data: good }),
+        '{"success":true,"data":{"oops": <html>',
+        JSON.stringify({ success: true, data: { ...profile('typed.example'), status: 7 } }),
+      ];
+      const keys = ['good.example', 'garbled.example', 'typed.example'];
+      const result = await writer.writeProfileTexts({ texts, keys }, T1);
+      await writer.close();
+      expect(result.profilesWritten).toBe(1);
+      expect(result.failures).toEqual([
+        {
+          item: 'garbled.example',
+          code: 'ERR_PROTOCOL',
+          message: expect.stringMatching(/^GET \/domains\/garbled\.example: response is not valid JSON/),
+          retryable: true,
+        },
+        {
+          item: 'typed.example',
+          code: 'ERR_PROTOCOL',
+          message: 'GET /domains/typed.example: data.status: expected string, got number',
+          retryable: false,
+        },
+      ]);
+      const reference = await tempMirror();
+      upsertProfiles(reference, [good], { syncedAt: T1 });
+      expect(await contents(mirror, false)).toEqual(await contents(reference, false));
+      // A module without the named function: the writer does not open.
+      await expect(
+        openProfileWriter(await tempMirror(), { inline, textCheck: { ...textCheck, name: 'nothing' } }),
+      ).rejects.toMatchObject({ code: 'ERR_MIRROR_WRITER', message: expect.stringContaining('"nothing"') });
+    },
+  );
 
   it('requests sent together share a transaction, and one refused request does not sink the others', async () => {
     const mirror = await tempMirror();
