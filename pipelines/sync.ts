@@ -413,8 +413,9 @@ class SyncRun {
         this.noteStop(error);
         return;
       }
-      // One bad profile (404 between listing and fetch, malformed body, a server that keeps
-      // failing) is an item failure: reported with its domain, retried by the next run.
+      // One bad profile (404 between listing and fetch, a body cut short every time, a server
+      // that keeps failing) is an item failure: reported with its domain, retried by the next run.
+      // A body that arrives whole but is not the profile is the writer's to refuse (recordRefused).
       this.recordFailure(domain, errorCode(error), error instanceof Error ? error.message : String(error));
     }
   }
