@@ -6,11 +6,7 @@ import { finishBaseline } from '../src/mirror/store/baseline.js';
 import { classifySummaries, markUnlisted } from '../src/mirror/store/domains.js';
 import { openProfileWriter } from '../src/mirror/profile-writer.js';
 import { textCheckExport } from '../src/mirror/profile-writer.js';
-import type {
-  ProfileBatchResult,
-  ProfileWriter,
-  ProfileWriterOptions,
-} from '../src/mirror/profile-writer.js';
+import type { ProfileWriter, ProfileWriterOptions, WriterFailure } from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
 import { TaskQueue } from '../src/runtime/queue.js';
@@ -19,6 +15,7 @@ import type { RunContext } from '../src/runtime/run-context.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { isoFromMs, normalizeTimestamp } from '../src/util/time.js';
 import { prepareFirstLoad } from './first-load.js';
+import { SyncWrites } from './sync-writes.js';
 import type { FirstLoad } from './first-load.js';
 
 /** Options of {@link syncPipeline}; the CLI maps `sync`'s flags onto these. */
@@ -141,7 +138,7 @@ const WRITER_OPTIONS: ProfileWriterOptions = {
 class SyncRun {
   private readonly ctx: RunContext;
   private readonly api: DomainServiceApi;
-  private readonly writer: ProfileWriter;
+  private readonly writes: SyncWrites;
   private readonly runId: number;
   private readonly startedAt: string;
   private readonly stats: SyncStats;
@@ -150,24 +147,12 @@ class SyncRun {
   private readonly fetchProfiles: boolean;
   private readonly full: boolean;
   private readonly maxPasses: number;
-  private readonly batchSize: number;
   private readonly queue: TaskQueue;
   private readonly failures: ItemFailure[] = [];
   /** Domains already queued in this run, so drift re-passes never fetch a profile twice. */
   private readonly queued = new Set<string>();
   /** Domains fetched again because the writer could not read their body, and how often. */
   private readonly refetches = new Map<string, number>();
-  /**
-   * Fetched profiles not yet sent to the writer, as the response texts they arrived in: flat
-   * strings, which the scavenger copies cheaply, rather than a batch of object graphs that
-   * survived every young-generation collection until sent (docs/benchmarks.md "sync").
-   */
-  private buffer: string[] = [];
-  /** The domain of each buffered text: the writer's sort keys, and how it names a failure. */
-  private bufferDomains: string[] = [];
-  /** Writes sent to the writer whose answers are not handled yet. */
-  private readonly writes = new Set<Promise<void>>();
-  private lastFlushMs: number;
   private lastProgressLogMs: number;
   private maxListedEnrichedAt: string | null = null;
   /** Set when the service stops us (401): no new work, finish and report. */
@@ -185,7 +170,6 @@ class SyncRun {
   ) {
     this.ctx = ctx;
     this.api = ctx.api;
-    this.writer = writer;
     this.runId = runId;
     this.startedAt = startedAt;
     this.stats = stats;
@@ -196,10 +180,14 @@ class SyncRun {
     this.fetchProfiles = options.profiles ?? true;
     this.full = options.full ?? false;
     this.maxPasses = options.maxPasses ?? 3;
-    this.batchSize = options.batchSize ?? PROFILE_BATCH_SIZE;
+    this.writes = new SyncWrites(writer, {
+      batchSize: options.batchSize ?? PROFILE_BATCH_SIZE,
+      clock: ctx.clock,
+      onRefused: (failure) => this.recordRefused(failure),
+      onStop: (error) => this.noteStop(error),
+    });
     const concurrency = options.concurrency ?? ctx.config.sync.concurrency ?? ctx.config.api.concurrency;
     this.queue = new TaskQueue({ concurrency, maxWaiting: Math.max(concurrency * 4, this.perPage) });
-    this.lastFlushMs = ctx.clock();
     this.lastProgressLogMs = ctx.clock();
     this.pagesTask = ctx.progress.task('pages', 0, 'pages');
     this.profilesTask = ctx.progress.task('profiles', 0, 'profiles');
@@ -238,7 +226,7 @@ class SyncRun {
         // listing when the mirror's count of the scope differs from the service's total.
         if (this.stopError === undefined && Object.keys(this.scopeFilters).length === 0) {
           const probe = await this.api.searchDomains({ page: 1, per_page: 1 }, { signal: ctx.signal });
-          await this.settleWrites(); // the count reads the listing just written
+          await this.writes.settle(); // the count reads the listing just written
           const known = listedDomainCount(ctx.mirror);
           if (probe.total !== known) {
             ctx.logger.info('count mismatch after incremental listing; listing everything', {
@@ -266,9 +254,9 @@ class SyncRun {
       } catch (error) {
         this.noteStop(error);
       }
-      this.flush(true);
-      await this.settleWrites();
-    } while (this.queue.load > 0 || this.buffer.length > 0);
+      this.writes.sendBuffered();
+      await this.writes.settle();
+    } while (this.queue.load > 0 || this.writes.buffered > 0);
     this.pagesTask.done();
     this.profilesTask.done();
     // With the writer idle: the queries below use the indexes a first sync set aside.
@@ -370,7 +358,7 @@ class SyncRun {
     if (summaries.length === 0) return;
     // Validates every summary (a bad timestamp throws here, before anything is written).
     const classes = classifySummaries(ctx.mirror, summaries);
-    this.track(this.writer.writeSummaries(summaries, isoFromMs(ctx.clock())));
+    this.writes.summaries(summaries);
     stats.listed += summaries.length;
     stats.new += classes.new.length;
     stats.changed += classes.changed.length;
@@ -400,13 +388,11 @@ class SyncRun {
     if (this.stopError !== undefined || this.ctx.signal.aborted) return;
     try {
       const text = await this.api.getDomainText(domain, { signal: this.ctx.signal });
-      this.buffer.push(text);
-      this.bufferDomains.push(domain);
+      this.writes.profile(domain, text);
       this.stats.profilesFetched += 1;
       if (!this.refetches.has(domain)) this.profilesTask.increment();
-      this.flush(false);
       // Fetching must not outrun writing: this task's slot is held until the writer has room.
-      await this.writer.waitForRoom();
+      await this.writes.waitForRoom();
     } catch (error) {
       // An abort or a stop by the service (401) ends the run; anything else is this item's.
       if (runStatusForError(error) !== 'failed') {
@@ -437,64 +423,20 @@ class SyncRun {
     return true;
   }
 
-  /** Sends buffered profiles to the writer when the batch is full, a second has passed, or at the end. */
-  private flush(force: boolean): void {
-    const now = this.ctx.clock();
-    if (this.buffer.length === 0) return;
-    if (!force && this.buffer.length < this.batchSize && now - this.lastFlushMs < 1000) return;
-    const batch = this.buffer;
-    const domains = this.bufferDomains;
-    this.buffer = [];
-    this.bufferDomains = [];
-    this.lastFlushMs = now;
-    this.track(
-      this.writer
-        .writeProfileTexts({ texts: batch, keys: domains }, isoFromMs(now))
-        .then((result) => this.recordRefused(result)),
-    );
-  }
-
-  /** A profile the mirror refused (a bad timestamp, a missing key) is an item failure, by domain. */
-  private recordRefused(result: ProfileBatchResult): void {
-    for (const failure of result.failures) {
-      this.stats.profilesFetched -= 1;
-      if (failure.retryable === true && this.refetch(failure.item)) continue;
-      this.recordFailure(failure.item, failure.code, failure.message);
-    }
+  /**
+   * A profile the mirror refused (a bad timestamp, a missing key, a body the client's check
+   * refused) is an item failure, by domain; one whose body was not JSON is fetched again.
+   */
+  private recordRefused(failure: WriterFailure): void {
+    this.stats.profilesFetched -= 1;
+    if (failure.retryable === true && this.refetch(failure.item)) return;
+    this.recordFailure(failure.item, failure.code, failure.message);
   }
 
   /** A profile not mirrored: kept for the summary (message redacted) and logged by domain. */
   private recordFailure(domain: string, code: string, message: string): void {
     this.failures.push({ item: domain, code, message: redactText(message) });
     this.ctx.logger.warn('profile not mirrored', { domain, code });
-  }
-
-  /**
-   * Keeps a write (and what runs on its answer) until {@link settleWrites}. A write the writer
-   * could not do at all (the database, not an item) stops the run.
-   */
-  private track(write: Promise<unknown>): void {
-    const settled = write.then(
-      () => undefined,
-      (error: unknown) => this.noteStop(error),
-    );
-    this.writes.add(settled);
-    void settled.then(() => this.writes.delete(settled));
-  }
-
-  /**
-   * Waits until every write asked for is committed or refused AND its answer handled (refused
-   * profiles counted as failures): the writer's own drain can resolve before those handlers run.
-   * A commit that failed stops the run.
-   */
-  private async settleWrites(): Promise<void> {
-    try {
-      // The writer answers a write once applied in its open transaction; this commits them.
-      await this.writer.drain();
-    } catch (error) {
-      this.noteStop(error);
-    }
-    while (this.writes.size > 0) await Promise.all([...this.writes]);
   }
 
   private noteStop(error: unknown): void {
@@ -516,9 +458,7 @@ class SyncRun {
       queued: this.queue.load,
       failed: this.failures.length,
     });
-    // Through the writer thread, in order with the writes before it: this thread must not wait
-    // for the mirror's write lock while requests are in flight.
-    this.track(this.writer.writeRunStats(this.runId, { ...this.stats }));
+    this.writes.runStats(this.runId, { ...this.stats });
   }
 }
 
