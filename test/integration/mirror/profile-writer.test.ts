@@ -178,6 +178,26 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     expect(await contents(inline, false)).toEqual(expected);
   });
 
+  it('without a member named, takes each text as the profile itself', async () => {
+    const mirror = await tempMirror();
+    const writer = await openProfileWriter(mirror, { inline: true });
+    const good = profile('whole.example');
+    expect(await writer.writeProfileTexts({ texts: [JSON.stringify(good), '[1]'] }, T1)).toEqual({
+      profilesWritten: 1,
+      failures: [
+        {
+          item: 'texts[1]',
+          code: 'ERR_MIRROR_INPUT',
+          message: 'profile text 1 of the batch is not a JSON object',
+        },
+      ],
+    });
+    await writer.close();
+    const reference = await tempMirror();
+    upsertProfiles(reference, [good], { syncedAt: T1 });
+    expect(await contents(mirror, false)).toEqual(await contents(reference, false));
+  });
+
   it.each([false, true])(
     'with a text check (inline %s), reads each text through it and reports its refusals by key',
     async (inline) => {
