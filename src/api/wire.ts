@@ -43,8 +43,10 @@ function known<const T extends readonly string[]>(_values: T) {
 /**
  * ISO 8601 date-time as the service may spell it: `Z`, `+00:00`, `+0000` or no offset, with or
  * without seconds and fraction digits. Field ranges are checked by the pattern; a regex instead
- * of `normalizeTimestamp` keeps validation cheap on the paging path (same accepted set for
- * every realistic value; the mirror normalises with `normalizeTimestamp`).
+ * of `normalizeTimestamp` keeps validation cheap on the paging path. The mirror normalises with
+ * `normalizeTimestamp`, which stores every instant this accepts, a leap second included
+ * (test/unit/api/wire.test.ts checks both on the same values); a day its month does not have,
+ * such as June 31st, passes this pattern and is refused there, with the field named.
  */
 const ISO_TIMESTAMP =
   /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::(?:[0-5]\d|60)(?:\.\d+)?)?)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?$/;

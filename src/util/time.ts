@@ -69,7 +69,15 @@ function datePrefix(days: number): string {
  * date and `HH:MM` have fixed places, which {@link utcFromParts} relies on.
  */
 const UTC_SPELLING =
-  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:[Zz]|[+-]00:?00)?$/;
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::(?:[0-5]\d|60)(?:\.\d+)?)?(?:[Zz]|[+-]00:?00)?$/;
+
+/**
+ * A leap second (second 60, which ISO 8601 allows and `Date.parse` refuses) is stored as the last
+ * millisecond of its minute, `…:59.999`: the mirror's form has no second 60, and this keeps text
+ * order with every other instant of that minute. (java.time reads it as second 59 likewise.)
+ */
+const LEAP_SECOND = '59.999';
+const LEAP_SECOND_IN_TEXT = /([T ]\d{2}:\d{2}):60(?:\.\d+)?/;
 
 /** Days in each month of a common year, January first. */
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -81,6 +89,7 @@ const Z = 90;
 const COLON = 58;
 const DOT = 46;
 const ZERO = 48;
+const SIX = 54;
 const isDigit = (code: number): boolean => code >= ZERO && code <= ZERO + 9;
 /** The number written by the two digits at `at` (already checked to be digits). */
 const digitPair = (text: string, at: number): number =>
@@ -91,8 +100,8 @@ const ISO_LIKE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:
 /**
  * Normalises an ISO 8601 timestamp with any offset spelling (`Z`, `+00:00`, `+0000`, no
  * milliseconds, more than three fraction digits) to UTC `YYYY-MM-DDTHH:MM:SS.sssZ`, so that
- * text comparison orders timestamps (docs/contract.md "Behaviour details").
- * Returns `null` when `value` is not a timestamp.
+ * text comparison orders timestamps (docs/contract.md "Behaviour details"). A leap second becomes
+ * `…:59.999` ({@link LEAP_SECOND}). Returns `null` when `value` is not a timestamp.
  */
 export function normalizeTimestamp(value: string): string | null {
   return utcFromParts(value) ?? normalizeByDate(value);
@@ -118,9 +127,17 @@ function utcFromParts(value: string): string | undefined {
     const monthIndex = digitPair(value, 5) - 1;
     if (day > (monthIndex === 1 && leap ? 29 : (MONTH_DAYS[monthIndex] as number))) return undefined;
   }
+  const leapSecond =
+    value.charCodeAt(16) === COLON && value.charCodeAt(17) === SIX && value.charCodeAt(18) === ZERO;
   // Already canonical, as the service (and this function) writes it: the value itself, no copy.
-  if (value.length === CANONICAL_LENGTH && value.charCodeAt(10) === T && value.charCodeAt(23) === Z)
+  if (
+    !leapSecond &&
+    value.length === CANONICAL_LENGTH &&
+    value.charCodeAt(10) === T &&
+    value.charCodeAt(23) === Z
+  )
     return value;
+  if (leapSecond) return `${value.slice(0, 10)}T${value.slice(11, 16)}:${LEAP_SECOND}Z`;
   // `YYYY-MM-DDTHH:MM`, then `:SS` and `.f…` if present, then the offset.
   let second = '00';
   let at = 16;
@@ -143,7 +160,7 @@ function normalizeByDate(value: string): string | null {
   if (!ISO_LIKE.test(trimmed)) return null;
   // Date.parse treats a date-time without offset as local time; the spec says UTC.
   const hasOffset = /(?:Z|z|[+-]\d{2}:?\d{2})$/.test(trimmed) && trimmed.length > 10;
-  let text = trimmed.replace(' ', 'T');
+  let text = trimmed.replace(LEAP_SECOND_IN_TEXT, `$1:${LEAP_SECOND}`).replace(' ', 'T');
   if (!hasOffset && text.length > 10) text += 'Z';
   // "+0000" is not accepted by every Date.parse; add the colon.
   text = text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2');

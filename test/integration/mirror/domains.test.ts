@@ -245,6 +245,32 @@ describe('upsertProfiles', () => {
     expect(lic.domain_normalized).toBe(unicode);
   });
 
+  it('stores a leap second (second 60, which ISO 8601 allows) as the last millisecond of its minute', async () => {
+    const mirror = await tempMirror();
+    // A listing page and a profile with leap seconds: neither stops the sync with ERR_MIRROR_INPUT.
+    const listed = summary('leap.example', { last_enriched_at: '2016-12-31T23:59:60Z' });
+    expect(classifySummaries(mirror, [listed]).new.map((s) => s.domain_normalized)).toEqual(['leap.example']);
+    upsertDomainSummaries(mirror, [listed], { listedAt: T1 });
+    upsertProfiles(
+      mirror,
+      [
+        profile('leap.example', {
+          last_enriched_at: '2016-12-31T23:59:60.250+00:00',
+          licenses: [licence({ first_seen_at: '2017-01-01T00:59:60+01:00' })],
+        }),
+      ],
+      { syncedAt: T1 },
+    );
+    const row = await mirror.db.selectFrom('domains').selectAll().executeTakeFirstOrThrow();
+    expect(row.listing_last_enriched_at).toBe('2016-12-31T23:59:59.999Z');
+    expect(row.last_enriched_at).toBe('2016-12-31T23:59:59.999Z');
+    const lic = await mirror.db.selectFrom('licenses').selectAll().executeTakeFirstOrThrow();
+    expect(lic.first_seen_at).toBe('2016-12-31T23:59:59.999Z');
+    // Ordered with the rest of its minute and before the next one.
+    expect(row.last_enriched_at! > '2016-12-31T23:59:59.998Z').toBe(true);
+    expect(row.last_enriched_at! < '2017-01-01T00:00:00.000Z').toBe(true);
+  });
+
   it('rejects a bad timestamp naming the field, and writes nothing of the batch', async () => {
     const mirror = await tempMirror();
     const bad = profile('b.example', {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../../src/api/errors.js';
+import { normalizeTimestamp } from '../../../src/util/time.js';
 import {
   AccountResponseSchema,
   DomainProfileResponseSchema,
@@ -154,8 +155,12 @@ describe('TimestampSchema', () => {
     '2025-11-02T10:00Z',
     '2025-11-02 10:00:00',
     '2025-11-02',
-  ])('accepts %s', (value) => {
+    '2016-12-31T23:59:60Z',
+    '2016-12-31T23:59:60.5+00:00',
+  ])('accepts %s, which the mirror can store', (value) => {
     expect(TimestampSchema.safeParse(value).success).toBe(true);
+    // What the client accepts, the mirror normalises: no value passes one and fails the other.
+    expect(normalizeTimestamp(value)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
   it.each(['yesterday', '2025-13-02T10:00:00Z', '2025-11-02T25:00:00Z', '2025-11-02T10:00:00 UTC', ''])(
     'refuses %s',
