@@ -3,14 +3,15 @@ import type { Logger } from '../log/logger.js';
 import { ClientConfigError } from './errors.js';
 import type { CanonicalFilterName } from './filters.js';
 import { parseBaseUrl } from './urls.js';
+import { DOMAIN_SYNC_VERSION } from '../util/version.js';
 
 /*
  * The client's options: what a caller may set, the defaults, and their validation. Resolved once
  * when the client is made; the transport and the facade read only the frozen result.
  */
 
-/** Version sent in the User-Agent. */
-export const CLIENT_VERSION = '0.1.0';
+/** Version sent in the User-Agent: domain-sync's own. */
+export const CLIENT_VERSION = DOMAIN_SYNC_VERSION;
 
 /** Default cap on a JSON response body: 64 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;

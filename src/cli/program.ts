@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AbortedError, DomainSyncError } from '../util/domain-sync-error.js';
 import { redactText } from '../log/redact.js';
+import { DOMAIN_SYNC_VERSION } from '../util/version.js';
 import { CommandContext, type CommandResult, type GlobalFlags } from './context.js';
 import { EXIT, exitCodeForError } from './exit-codes.js';
 import type { CliIo } from './output.js';
@@ -50,10 +51,13 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     )
     .option('--json', 'print one JSON summary object on stdout at the end, nothing else')
     .option('--log-level <level>', 'silent, error, warn, info, debug or trace')
+    .version(DOMAIN_SYNC_VERSION, '-V, --version', 'print the version of domain-sync and exit')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
+      // With --json, --version prints a JSON object too (the help stays text: it is for reading).
+      writeOut: (text) =>
+        io.stdout.write(jsonRequested && text === `${DOMAIN_SYNC_VERSION}\n` ? versionJson() : text),
       writeErr: (text) => io.stderr.write(usageSafe(text)),
     });
 
@@ -103,6 +107,11 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     reportError(error, io, ctx, jsonRequested, exitCode);
   }
   return exitCode;
+}
+
+/** What `--json --version` prints: the version in a summary object like every command's. */
+function versionJson(): string {
+  return `${JSON.stringify({ command: 'version', ok: true, exitCode: EXIT.OK, version: DOMAIN_SYNC_VERSION })}\n`;
 }
 
 /** Registers a command's action: how to load it once commander parsed its flags. */

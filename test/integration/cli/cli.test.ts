@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -82,6 +83,26 @@ describe('exit statuses and errors', () => {
     expect(badFilter.code).toBe(2);
     expect(badFilter.stderr).toMatch(/unknown filter "country"/);
     expect((await runCli(['--help'], { cwd: dir })).code).toBe(0);
+  });
+
+  it('--version prints the version of package.json and exits 0; with --json as a JSON object', async () => {
+    const dir = await tempDir();
+    const { version } = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8'),
+    ) as {
+      version: string;
+    };
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const args of [['--version'], ['-V']]) {
+      const run = await runCli(args, { cwd: dir });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(`${version}\n`);
+      expect(run.stderr).toBe('');
+    }
+    const json = await runCli(['--json', '--version'], { cwd: dir });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ command: 'version', ok: true, exitCode: 0, version });
+    expect(json.stderr).toBe('');
   });
 
   it('a rejected key is exit 3 and the key appears nowhere in the output', async () => {
