@@ -434,6 +434,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
                     '4,000), so both stay as they are.';
             })(),
         );
+        notes.push(FLOOR_EXPERIMENTS);
         const without = r.withoutProfileWrites;
         const withoutThreads = without.loopback.threadsUsPerProfile;
         const leftUs = Math.round(
@@ -936,6 +937,33 @@ const SYNC_PROFILE = {
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +
     'five runs of 50,000 domains half an hour later); the table at the top is the latest.',
 };
+
+/**
+ * What was tried against the floor under the CPU target (the plain INSERTs) and not kept: measured
+ * by hand, so quoted with its date rather than recomputed by each run.
+ */
+const FLOOR_EXPERIMENTS =
+  "Where the plain INSERTs' own time goes, and what did not lower it (2026-11-27, ad hoc, " +
+  '20,000 profiles written into an empty mirror on Node 24, 2 Intel Xeon cores). Under `perf` ' +
+  '(the inserts only, their setup left out; two profiles, of the floor of this table and of the ' +
+  "script below), SQLite's own code was 28–31 % of the CPU, the kernel 18–25 % (writing the WAL " +
+  'and the database file, reading pages back, page faults), converting the JavaScript strings ' +
+  "to UTF-8 for binding 9–11 %, and most of the rest Node's and better-sqlite3's binding layers " +
+  'and the C library: a JavaScript writer of these rows pays for more than SQLite. The same ' +
+  "plain INSERTs through Node's built-in `node:sqlite` (a script of its own, the rows sorted " +
+  "once and the child tables' indexes dropped, so below the table's floor) cost 45.6–64.5 µs " +
+  'per profile against 60.0–95.2 µs through better-sqlite3, lower in each of 8 alternating ' +
+  "pairs (in its profile the strings' conversion took 4 %). The sync's own store functions run " +
+  'on `node:sqlite` through a small adapter (the same rows written, checked by comparing the ' +
+  'tables) cost 132–173 µs per profile against 144–188 µs, lower in 5 of 6 pairs (medians 161 ' +
+  'and 168 µs): little, since most of their time is our JavaScript around the statements. Not ' +
+  "adopted: every store, kysely's dialect and the snapshot and publish readers sit on " +
+  'better-sqlite3, and so small a gain would leave both missed targets missed. Three schema and ' +
+  'pragma changes made no difference beyond the spread: the licence, payment-method and section ' +
+  'tables without a rowid (`WITHOUT ROWID`, one B-tree per table instead of two; plain INSERTs ' +
+  '114–167 µs against 102–134 µs as they are, store functions 173–217 against 178–200 µs, five ' +
+  'pairs), foreign-key checks off on the writing connection (149–164 against 148–170 µs, four ' +
+  'rounds) and a 1 GiB `mmap_size` (151–170 µs, four rounds).';
 
 /**
  * An ad hoc check of the writes-discarded point at concurrency 32 and 10 ms, made after the sync
