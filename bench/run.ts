@@ -958,8 +958,10 @@ const FLOOR_EXPERIMENTS =
   'tables) cost 132–173 µs per profile against 144–188 µs, lower in 5 of 6 pairs (medians 161 ' +
   'and 168 µs): little, since most of their time is our JavaScript around the statements. Not ' +
   "adopted: every store, kysely's dialect and the snapshot and publish readers sit on " +
-  'better-sqlite3, and so small a gain would leave both missed targets missed. Three schema and ' +
-  'pragma changes made no difference beyond the spread: the licence, payment-method and section ' +
+  'better-sqlite3, and so small a gain would leave both missed targets missed. Four statement, ' +
+  'schema and pragma changes made no difference beyond the spread: the plain INSERTs 16 rows per ' +
+  'statement (multi-row `VALUES`, the rows of 64 profiles grouped by table: 65–95 µs against ' +
+  '62–112 µs one row per statement, four pairs); the licence, payment-method and section ' +
   'tables without a rowid (`WITHOUT ROWID`, one B-tree per table instead of two; plain INSERTs ' +
   '114–167 µs against 102–134 µs as they are, store functions 173–217 against 178–200 µs, five ' +
   'pairs), foreign-key checks off on the writing connection (149–164 against 148–170 µs, four ' +
