@@ -394,8 +394,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
                 'Meeting it needs fewer rows or indexes per profile, which changes what the mirror keeps. '
               : `the ≤ ${r.targets.cpuRatioMax}× target is above it. `) +
             `The store functions cost ${fmt(floor.writerAloneUsPerProfile / floor.bareSqliteUsPerProfile)}× the plain ` +
-            'INSERTs: upserts with their conflict checks, the stored-state reads, the listing rows written before ' +
-            'the profiles, the JSON and hash of each profile. All of these write into a mirror of 8 KiB pages, ' +
+            "INSERTs: upserts with their conflict checks, the stored-state reads, the listing pages' checks and " +
+            'reads (their rows held until their profile writes each, as the writer thread does), the JSON and hash of each profile. All of these write into a mirror of 8 KiB pages, ' +
             'which openMirror gives every new mirror file (NEW_MIRROR_PAGE_SIZE in src/mirror/database.ts): a ' +
             "domain's row with its raw profile is about 2.6 KB, so a 4 KiB page held one. Into a mirror of 4 KiB " +
             `pages, as made before, the store functions cost ${floor.writerAlone4KiBUsPerProfile} µs per profile in ` +
@@ -931,7 +931,15 @@ const SYNC_PROFILE = {
     'retries one), instead of parsed and validated on the main thread and parsed again on the writer ' +
     '(2026-11-27, alternating CLI syncs of 20,000 domains on loopback, concurrency 8: user+sys CPU ' +
     '8.08–9.95 s, median 8.91, against 8.25–10.02 s, median 9.54, six pairs; in quirks mode 8.80–10.96 s, ' +
-    'median 9.39, against 8.11–11.36 s, median 10.08, five pairs; the profile above is after it). Runs of ' +
+    'median 9.39, against 8.11–11.36 s, median 10.08, five pairs; the profile above is after it); in a ' +
+    "first sync, each new domain's listing row held on the writer thread until its profile, in the same " +
+    'open transaction, writes the row once with the listing columns, instead of inserted by the listing ' +
+    'and rewritten by the profile (src/mirror/store/held-listing.ts; the rows still held are written ' +
+    "before each commit, and the mirror's rows come out the same, change_seq included) (2026-11-27, after " +
+    'the table at the top and the profile above: alternating CLI syncs of 20,000 domains on loopback, ' +
+    'concurrency 8, six pairs: user+sys CPU 8.17–9.91 s, median 9.03, against 8.90–10.60 s, median 9.29, ' +
+    'and shorter in each pair, 6.44–8.04 against 7.03–9.42 s; the store functions alone 157–186 against ' +
+    '153–194 µs per profile, medians 175 and 189, lower in 4 of 6 pairs). Runs of ' +
     'the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +

@@ -2,17 +2,18 @@
  * What the sync's mirror writes cost on their own, for the sync benchmark (bench/sync.ts): the
  * same profiles written into an empty mirror with no HTTP and no threads, two ways.
  *
- * - `writer-alone`: the sync's own store functions (upsertDomainSummaries for each listing page
- *   of 500, then upsertProfiles for each 1,000 profiles), as a first sync and its mirror writer
- *   thread run them: the secondary indexes set aside first and built at the end
+ * - `writer-alone`: the sync's own store functions (each listing page of 500 through the writer
+ *   thread's HeldListing, then upsertProfiles for each 1,000 profiles, the listing rows still
+ *   held written before each commit), as a first sync and its mirror writer thread run them: the secondary indexes set aside first and built at the end
  *   (src/mirror/store/deferred-indexes.ts), the mirror's baseline open (src/mirror/store/
  *   baseline.ts), the writes in one transaction committed every
  *   WRITER_COMMIT_EVERY_PROFILES profiles.
  * - `writer-alone-indexed`: the same with every index kept up to date row by row, as before the
  *   indexes were set aside: what setting them aside is worth, in the same run.
  * - `writer-alone-per-batch`: the same, committed after every listing page and every 1,000
- *   profiles, as the writer thread did before it held its transaction open across batches: what
- *   the commit interval is worth, in the same run.
+ *   profiles, as the writer thread did before it held its transaction open across batches (so
+ *   each listing page written by upsertDomainSummaries, as then): what the commit interval is
+ *   worth, in the same run.
  * - `writer-alone-4k`: the same into a mirror file of 4 KiB pages, as one made before new mirrors
  *   got 8 KiB pages (NEW_MIRROR_PAGE_SIZE) has: what the page size is worth, in the same run.
  * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
@@ -36,6 +37,7 @@ import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirr
 import { openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
 import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
+import { HeldListing } from '../src/mirror/store/held-listing.js';
 import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profiles.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
 import { childRows } from '../src/mirror/store/child-history.js';
@@ -135,18 +137,27 @@ export async function runWriterFloor(
         last_enriched_at: r.listing_last_enriched_at,
       }));
       const profiles = source.map((r) => JSON.parse(r.raw_profile) as DomainProfileInput);
+      // As the writer thread does, while it keeps a transaction open: new domains' listing rows
+      // held until their profile writes each row once, the rest written before the commit.
+      // Committed per batch, as before, there is no open transaction to hold them in.
+      const held = mode === 'writer-alone-per-batch' ? undefined : new HeldListing();
       const writeRange = (from: number): void => {
         for (let i = from; i < Math.min(from + WRITER_COMMIT_EVERY_PROFILES, profiles.length); i += BATCH) {
-          for (let p = i; p < Math.min(i + BATCH, profiles.length); p += PAGE)
-            upsertDomainSummaries(mirror, summaries.slice(p, Math.min(p + PAGE, i + BATCH)), {
-              listedAt: at,
-            });
-          upsertProfiles(mirror, profiles.slice(i, i + BATCH), { syncedAt: at });
+          for (let p = i; p < Math.min(i + BATCH, profiles.length); p += PAGE) {
+            const page = summaries.slice(p, Math.min(p + PAGE, i + BATCH));
+            if (held === undefined) upsertDomainSummaries(mirror, page, { listedAt: at });
+            else held.upsert(mirror, page, { listedAt: at });
+          }
+          upsertProfiles(mirror, profiles.slice(i, i + BATCH), {
+            syncedAt: at,
+            ...(held === undefined ? {} : { heldListing: held }),
+          });
         }
+        held?.flush(mirror);
       };
       // As the writer thread does: the store calls join one transaction, committed every
       // WRITER_COMMIT_EVERY_PROFILES profiles; per batch, each store call commits on its own.
-      const write = mode === 'writer-alone-per-batch' ? writeRange : sqlite.transaction(writeRange);
+      const write = held === undefined ? writeRange : sqlite.transaction(writeRange);
       const started = performance.now();
       const cpu = process.cpuUsage();
       setAside();

@@ -8,6 +8,7 @@ import type {
   WriterWriteRequest,
 } from './profile-writer-protocol.js';
 import { upsertDomainSummaries } from './store/domains.js';
+import type { HeldListing } from './store/held-listing.js';
 import { upsertProfiles } from './store/profiles.js';
 import { compareKeys } from './store/values.js';
 import { updatePipelineRunStats } from './store/runs.js';
@@ -65,12 +66,16 @@ function applyProfileTexts(
   m: Mirror,
   request: ProfileTextsRequest,
   check: ProfileTextCheck | undefined,
+  heldListing: HeldListing | undefined,
 ): WriterReply {
   const { texts, keys, syncedAt } = request;
   const order = texts.map((_, index) => index);
   if (keys !== undefined) order.sort((a, b) => compareKeys(keys[a] ?? '', keys[b] ?? ''));
   const write = (profiles: readonly unknown[]): number =>
-    upsertProfiles(m, profiles as DomainProfileInput[], { syncedAt }).profiles;
+    upsertProfiles(m, profiles as DomainProfileInput[], {
+      syncedAt,
+      ...(heldListing === undefined ? {} : { heldListing }),
+    }).profiles;
   const failures: WriterFailure[] = [];
   let written = 0;
   for (let start = 0; start < order.length; start += PROFILE_TEXT_CHUNK) {
@@ -151,19 +156,30 @@ function domainOf(profile: unknown): string {
   return typeof key === 'string' ? key : String(key);
 }
 
-/** Runs one request on `m` (the caller decides about the transaction). */
-function apply(m: Mirror, request: WriterWriteRequest, check: ProfileTextCheck | undefined): WriterReply {
+/**
+ * Runs one request on `m` (the caller decides about the transaction). With `heldListing`, the
+ * listing rows of new domains are held there until their profile or the commit writes them.
+ */
+function apply(
+  m: Mirror,
+  request: WriterWriteRequest,
+  check: ProfileTextCheck | undefined,
+  heldListing?: HeldListing,
+): WriterReply {
   if (request.kind === 'summaries') {
-    const result = upsertDomainSummaries(m, request.summaries as readonly DomainSummaryInput[], {
-      listedAt: request.listedAt,
-    });
+    const summaries = request.summaries as readonly DomainSummaryInput[];
+    const options = { listedAt: request.listedAt };
+    const result =
+      heldListing === undefined
+        ? upsertDomainSummaries(m, summaries, options)
+        : heldListing.upsert(m, summaries, options);
     return { id: request.id, ok: true, kind: 'summaries', result };
   }
   if (request.kind === 'runStats') {
     updatePipelineRunStats(m, request.runId, request.stats);
     return { id: request.id, ok: true, kind: 'runStats' };
   }
-  return applyProfileTexts(m, request, check);
+  return applyProfileTexts(m, request, check, heldListing);
 }
 
 /**
@@ -220,15 +236,18 @@ function leftNothingWritten(error: unknown): boolean {
  * and the others go on; a refused profile batch is applied again one profile at a time, so
  * every good profile lands and a bad one is reported by its domain. Any other error means a
  * write stopped part-way: it is thrown, and the caller must roll the transaction back.
+ * `heldListing` holds new domains' listing rows (store/held-listing.ts): the caller must flush it
+ * before it commits, and clear it when it rolls back.
  */
 export function applyInOpenTransaction(
   m: Mirror,
   group: readonly WriterWriteRequest[],
   check?: ProfileTextCheck,
+  heldListing?: HeldListing,
 ): WriterReply[] {
   return group.map((request) => {
     try {
-      return apply(m, request, check);
+      return apply(m, request, check, heldListing);
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
       return { id: request.id, ok: false, error: errorFields(error) };

@@ -4,6 +4,7 @@ import { bulkAutocheckpointPages } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
 import { applyInOpenTransaction, errorFields, loadTextCheck } from './profile-writer-apply.js';
+import { HeldListing } from './store/held-listing.js';
 import type { ProfileTextCheck } from './inputs.js';
 import type {
   WriterCommitFailed,
@@ -53,6 +54,13 @@ let scheduled = false;
 let open: { beganAt: number; profiles: number } | undefined;
 let commitTimer: NodeJS.Timeout | undefined;
 
+/**
+ * New domains' listing rows, held until their profile writes each row once or the transaction
+ * commits (store/held-listing.ts): a first sync's writer thread no longer inserts each new domain
+ * and rewrites it with its profile moments later.
+ */
+const heldListing = new HeldListing();
+
 /** Begins the transaction writes join, unless one is open; the error when the lock could not be had. */
 function begin(m: Mirror): WriterError | undefined {
   if (open !== undefined) return undefined;
@@ -86,12 +94,15 @@ function finish(m: Mirror, failure?: WriterError): WriterError | undefined {
     };
   if (lost === undefined) {
     try {
+      // The listing rows still held belong to this transaction: written before it commits.
+      heldListing.flush(m);
       sqlite.exec('COMMIT');
     } catch (error) {
       lost = errorFields(error);
     }
   }
   if (lost !== undefined) {
+    heldListing.clear();
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     port.postMessage({ commitFailed: lost } satisfies WriterCommitFailed);
   }
@@ -113,7 +124,7 @@ function drainWaiting(): void {
       replies = writes.map((request) => ({ id: request.id, ok: false, error: notBegun }));
     } else {
       try {
-        replies = applyInOpenTransaction(m, writes, check);
+        replies = applyInOpenTransaction(m, writes, check, heldListing);
         for (const request of writes)
           if (request.kind === 'profileTexts') open!.profiles += request.texts.length;
       } catch (error) {

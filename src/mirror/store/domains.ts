@@ -40,7 +40,8 @@ const SELECT_SUMMARY_STATE = `
          last_enriched_at, profile_synced_at, last_listed_at
   FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
 
-interface SummaryStateRow {
+/** A domain's stored listing state, as {@link readSummaryState} reads it. */
+export interface SummaryStateRow {
   domain_normalized: string;
   company_name: string | null;
   listing_last_enriched_at: string | null;
@@ -70,13 +71,18 @@ const UPSERT_SUMMARY = `
      OR unlisted_at IS NOT NULL
      OR last_listed_at IS NOT excluded.last_listed_at`;
 
-interface SummaryRow {
+/** A checked listing row ({@link summaryRows}). */
+export interface SummaryRow {
   domain_normalized: string;
   company_name: string | null;
   listing_last_enriched_at: string | null;
 }
 
-function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
+/**
+ * The checked rows of `summaries`, one per domain (the last one wins), in key order; throws
+ * `ERR_MIRROR_INPUT` naming the field of a bad value.
+ */
+export function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
   // Last one wins when a listing repeats a domain (offset drift can do that).
   const byKey = new Map<string, SummaryRow>();
   summaries.forEach((s, i) => {
@@ -106,48 +112,75 @@ export function upsertDomainSummaries(
 ): UpsertSummariesResult {
   const listedAt = requiredTimestamp(options.listedAt, 'listedAt');
   const rows = summaryRows(summaries);
-  const result: UpsertSummariesResult = { inserted: 0, updated: 0, unchanged: 0 };
-  if (rows.length === 0) return result;
+  if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  return inTransaction(mirror, () =>
+    writeSummaryRows(mirror, rows, listedAt, readSummaryState(mirror, rows)),
+  );
+}
+
+/** The stored listing state of the rows' domains that are in the mirror, by domain. */
+export function readSummaryState(mirror: Mirror, rows: readonly SummaryRow[]): Map<string, SummaryStateRow> {
+  const existing = new Map<string, SummaryStateRow>();
   const read = cachedStatement(mirror, SELECT_SUMMARY_STATE);
-  const upsert = cachedStatement(mirror, UPSERT_SUMMARY);
-  inTransaction(mirror, () => {
-    const existing = new Map<string, SummaryStateRow>();
-    for (const row of read.all(JSON.stringify(rows.map((r) => r.domain_normalized))) as SummaryStateRow[]) {
-      existing.set(row.domain_normalized, row);
-    }
-    // A change sequence value (migration 0005) only when the upsert's guard will let a row through.
-    const writes = rows.some((row) => {
-      const old = existing.get(row.domain_normalized);
-      return (
-        old === undefined ||
-        old.company_name !== row.company_name ||
-        old.listing_last_enriched_at !== row.listing_last_enriched_at ||
-        old.unlisted_at !== null ||
-        old.last_listed_at !== listedAt
-      );
-    });
-    const changeSeq = writes ? nextChangeSeq(mirror) : 0;
-    for (const row of rows) {
-      const old = existing.get(row.domain_normalized);
-      if (old === undefined) result.inserted++;
-      else if (
-        old.company_name !== row.company_name ||
-        old.listing_last_enriched_at !== row.listing_last_enriched_at ||
-        old.unlisted_at !== null
-      )
-        result.updated++;
-      else result.unchanged++;
-      upsert.run(
-        row.domain_normalized,
-        row.company_name,
-        row.listing_last_enriched_at,
-        listedAt,
-        listedAt,
-        listedAt,
-        changeSeq,
-      );
-    }
+  for (const row of read.all(JSON.stringify(rows.map((r) => r.domain_normalized))) as SummaryStateRow[]) {
+    existing.set(row.domain_normalized, row);
+  }
+  return existing;
+}
+
+/** Whether writing `rows` listed at `listedAt` changes any row, given their stored state. */
+export function summaryRowsChange(
+  rows: readonly SummaryRow[],
+  listedAt: string,
+  existing: ReadonlyMap<string, SummaryStateRow>,
+): boolean {
+  return rows.some((row) => {
+    const old = existing.get(row.domain_normalized);
+    return (
+      old === undefined ||
+      old.company_name !== row.company_name ||
+      old.listing_last_enriched_at !== row.listing_last_enriched_at ||
+      old.unlisted_at !== null ||
+      old.last_listed_at !== listedAt
+    );
   });
+}
+
+/**
+ * Writes checked summary rows listed at `listedAt`, given the stored state of those in the
+ * mirror (`existing`); the caller holds the transaction. The rows are stamped with `changeSeq`
+ * when given (one the caller took for them), else with a change sequence value taken here when a
+ * row will change.
+ */
+export function writeSummaryRows(
+  mirror: Mirror,
+  rows: readonly SummaryRow[],
+  listedAt: string,
+  existing: ReadonlyMap<string, SummaryStateRow>,
+  changeSeq: number = summaryRowsChange(rows, listedAt, existing) ? nextChangeSeq(mirror) : 0,
+): UpsertSummariesResult {
+  const result: UpsertSummariesResult = { inserted: 0, updated: 0, unchanged: 0 };
+  const upsert = cachedStatement(mirror, UPSERT_SUMMARY);
+  for (const row of rows) {
+    const old = existing.get(row.domain_normalized);
+    if (old === undefined) result.inserted++;
+    else if (
+      old.company_name !== row.company_name ||
+      old.listing_last_enriched_at !== row.listing_last_enriched_at ||
+      old.unlisted_at !== null
+    )
+      result.updated++;
+    else result.unchanged++;
+    upsert.run(
+      row.domain_normalized,
+      row.company_name,
+      row.listing_last_enriched_at,
+      listedAt,
+      listedAt,
+      listedAt,
+      changeSeq,
+    );
+  }
   return result;
 }
 

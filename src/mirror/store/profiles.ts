@@ -4,6 +4,7 @@ import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
 import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { baselineOpen } from './baseline.js';
+import type { HeldListing } from './held-listing.js';
 import { childRows, keyedChildWriter } from './child-history.js';
 import type { KeyedChildTable } from './child-history.js';
 import {
@@ -40,6 +41,11 @@ export interface UpsertProfilesOptions {
    * timestamp). They are written by the same statement as the profile, not by a second UPDATE.
    */
   listing?: ReadonlyArray<ListingColumns | undefined>;
+  /**
+   * Listing rows held back by the mirror writer thread (held-listing.ts): a domain not in the
+   * mirror whose row is held there is inserted with it, in one statement, and no longer held.
+   */
+  heldListing?: HeldListing;
 }
 
 /** The listing columns {@link upsertProfiles} can write along with a profile. */
@@ -117,6 +123,22 @@ const UPSERT_PROFILE_WITH_LISTING = UPSERT_PROFILE.replace(
      OR company_name IS NOT excluded.company_name
      OR listing_last_enriched_at IS NOT excluded.listing_last_enriched_at`,
   );
+
+/**
+ * A new domain's first profile with its held listing row (held-listing.ts): the row as
+ * UPSERT_SUMMARY and then UPSERT_PROFILE would leave it, written once. `first_synced_at` is the
+ * listing's time, as the listing's insert would have set it.
+ */
+const INSERT_PROFILE_WITH_HELD_LISTING = `
+  INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
+                       operator_legal_entity_name, operator_country, brand_name, brand_slug,
+                       freshness_age_seconds, served_from_cache, billable, observed_at, raw_profile,
+                       profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq,
+                       company_name, listing_last_enriched_at, last_listed_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Where `first_synced_at` is in a profile's domain row parameters ({@link profileRows}). */
+const FIRST_SYNCED_AT_PARAM = 16;
 
 /**
  * The listing columns alone, for a profile whose content is unchanged (the row exists). It leaves
@@ -356,7 +378,20 @@ export function upsertProfiles(
       if (storedHash.has(p.key)) result.domains.updated++;
       else result.domains.inserted++;
       wrote = true;
-      if (p.listing === undefined || withListing === undefined) upsertDomain.run(...p.domain, changeSeq);
+      const held =
+        p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
+      if (held !== undefined) {
+        const params = [...p.domain];
+        params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
+        cachedStatement(mirror, INSERT_PROFILE_WITH_HELD_LISTING).run(
+          ...params,
+          changeSeq,
+          held.companyName,
+          held.listingLastEnrichedAt,
+          held.listedAt,
+        );
+      } else if (p.listing === undefined || withListing === undefined)
+        upsertDomain.run(...p.domain, changeSeq);
       else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
       const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
       if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);

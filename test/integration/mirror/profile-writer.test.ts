@@ -89,6 +89,36 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     expect(await contents(threaded)).toEqual(expected);
   });
 
+  it("a new domain's listing row, held by the thread until its profile comes, is committed by a drain without one", async () => {
+    const mirror = await tempMirror();
+    const writer = await openProfileWriter(mirror, { commitEveryProfiles: 10_000, commitAfterMs: 600_000 });
+    await writer.writeSummaries([summary('listed.example'), summary('fetched.example')], T1);
+    await writeProfiles(writer, [profile('fetched.example')], T2);
+    const read = async (): Promise<unknown[]> =>
+      mirror.db
+        .selectFrom('domains')
+        .select(['domain_normalized', 'first_synced_at', 'last_listed_at', 'profile_synced_at'])
+        .orderBy('domain_normalized')
+        .execute();
+    expect(await read()).toEqual([]);
+    await writer.drain();
+    expect(await read()).toEqual([
+      {
+        domain_normalized: 'fetched.example',
+        first_synced_at: T1,
+        last_listed_at: T1,
+        profile_synced_at: T2,
+      },
+      {
+        domain_normalized: 'listed.example',
+        first_synced_at: T1,
+        last_listed_at: T1,
+        profile_synced_at: null,
+      },
+    ]);
+    await writer.close();
+  });
+
   it('a refused profile is reported by domain and every other profile of its batch lands', async () => {
     const mirror = await tempMirror();
     const writer = await openProfileWriter(mirror);
@@ -383,6 +413,8 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     other.close();
     const writer = await openProfileWriter(mirror, { commitEveryProfiles: 10_000, commitAfterMs: 600_000 });
     await writeProfiles(writer, manyProfiles(20, 'ok'), T1);
+    // New domains' listing rows, held by the thread until their profile or the commit (none comes).
+    await writer.writeSummaries([summary('listed-only.example'), summary('boom.example')], T1);
     const failed = writeProfiles(
       writer,
       [profile('boom.example', { licenses: [licence({ license_number: 'L-boom' })] })],
@@ -397,7 +429,7 @@ describe('openProfileWriter (mirror writes on a worker thread)', () => {
     await expect(writeProfiles(writer, [profile('late.example')], T1)).rejects.toThrow(/disk trouble/);
     await expect(writer.close()).rejects.toThrow(/disk trouble/);
     // Nothing of the open transaction reached the file: not the 20 profiles applied before, not
-    // the half-written one.
+    // the half-written one, not the listing rows held.
     const rows = await mirror.db.selectFrom('domains').select('domain_normalized').execute();
     expect(rows).toEqual([]);
     expect(await mirror.db.selectFrom('licenses').select('license_number').execute()).toEqual([]);
