@@ -935,8 +935,8 @@ const SYNC_PROFILE = {
     "first sync, each new domain's listing row held on the writer thread until its profile, in the same " +
     'open transaction, writes the row once with the listing columns, instead of inserted by the listing ' +
     'and rewritten by the profile (src/mirror/store/held-listing.ts; the rows still held are written ' +
-    "before each commit, and the mirror's rows come out the same, change_seq included) (2026-11-27, after " +
-    'the table at the top and the profile above: alternating CLI syncs of 20,000 domains on loopback, ' +
+    "before each commit, and the mirror's rows come out the same, change_seq included) (2026-11-27; the profile " +
+    'above is from before it, the table at the top from after it: alternating CLI syncs of 20,000 domains on loopback, ' +
     'concurrency 8, six pairs: user+sys CPU 8.17–9.91 s, median 9.03, against 8.90–10.60 s, median 9.29, ' +
     'and shorter in each pair, 6.44–8.04 against 7.03–9.42 s; the store functions alone 157–186 against ' +
     '153–194 µs per profile, medians 175 and 189, lower in 4 of 6 pairs). Runs of ' +
