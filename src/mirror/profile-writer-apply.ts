@@ -167,12 +167,10 @@ function apply(
   heldListing?: HeldListing,
 ): WriterReply {
   if (request.kind === 'summaries') {
-    const summaries = request.summaries as readonly DomainSummaryInput[];
-    const options = { listedAt: request.listedAt };
-    const result =
-      heldListing === undefined
-        ? upsertDomainSummaries(m, summaries, options)
-        : heldListing.upsert(m, summaries, options);
+    const result = upsertDomainSummaries(m, request.summaries as readonly DomainSummaryInput[], {
+      listedAt: request.listedAt,
+      ...(heldListing === undefined ? {} : { heldListing }),
+    });
     return { id: request.id, ok: true, kind: 'summaries', result };
   }
   if (request.kind === 'runStats') {

@@ -2,6 +2,7 @@ import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainSummaryInput } from '../inputs.js';
 import { nextChangeSeq } from './change-seq.js';
+import type { HeldListing } from './held-listing.js';
 import { compareKeys, keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
 
 /*
@@ -23,6 +24,11 @@ export function mirrorHasDomains(mirror: Mirror): boolean {
 export interface UpsertSummariesOptions {
   /** When this listing was read (any ISO 8601 spelling); becomes `last_listed_at`. */
   listedAt: string;
+  /**
+   * Holds the rows of domains not in the mirror instead of writing them (the mirror writer thread,
+   * held-listing.ts): their first profile writes each, or the holder's flush before the commit.
+   */
+  heldListing?: HeldListing;
 }
 
 /** Counts returned by {@link upsertDomainSummaries}. */
@@ -82,7 +88,7 @@ export interface SummaryRow {
  * The checked rows of `summaries`, one per domain (the last one wins), in key order; throws
  * `ERR_MIRROR_INPUT` naming the field of a bad value.
  */
-export function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
+function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
   // Last one wins when a listing repeats a domain (offset drift can do that).
   const byKey = new Map<string, SummaryRow>();
   summaries.forEach((s, i) => {
@@ -103,7 +109,7 @@ export function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRo
  * `last_listed_at` (and `first_synced_at` on insert); clears `unlisted_at`. Never touches the
  * profile columns. Idempotent; one transaction for the whole array (pass a page or several).
  * Validates every item first: a bad timestamp throws `ERR_MIRROR_INPUT` naming the field and
- * nothing is written.
+ * nothing is written (or held, with `heldListing`).
  */
 export function upsertDomainSummaries(
   mirror: Mirror,
@@ -113,8 +119,11 @@ export function upsertDomainSummaries(
   const listedAt = requiredTimestamp(options.listedAt, 'listedAt');
   const rows = summaryRows(summaries);
   if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  const held = options.heldListing;
   return inTransaction(mirror, () =>
-    writeSummaryRows(mirror, rows, listedAt, readSummaryState(mirror, rows)),
+    held === undefined
+      ? writeSummaryRows(mirror, rows, listedAt, readSummaryState(mirror, rows))
+      : held.hold(mirror, rows, listedAt),
   );
 }
 

@@ -1,10 +1,9 @@
 import { inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
-import type { DomainSummaryInput } from '../inputs.js';
-import { readSummaryState, summaryRows, summaryRowsChange, writeSummaryRows } from './domains.js';
 import { nextChangeSeq } from './change-seq.js';
-import type { SummaryRow, UpsertSummariesOptions, UpsertSummariesResult } from './domains.js';
-import { compareKeys, requiredTimestamp } from './values.js';
+import { readSummaryState, summaryRowsChange, writeSummaryRows } from './domains.js';
+import type { SummaryRow, UpsertSummariesResult } from './domains.js';
+import { compareKeys } from './values.js';
 
 /*
  * Listing rows of new domains held back by a writer that keeps one transaction open across many
@@ -46,19 +45,11 @@ export class HeldListing {
   }
 
   /**
-   * upsertDomainSummaries, inside the caller's open transaction, except that the rows of domains
-   * not in the mirror are held instead of written (counted as inserted). Checks every summary
-   * first, as upsertDomainSummaries does: a bad one throws `ERR_MIRROR_INPUT` with nothing held or
-   * written.
+   * Writes checked listing rows (upsertDomainSummaries with this holder as its `heldListing`),
+   * inside the caller's open transaction, except that the rows of domains not in the mirror are
+   * held instead (counted as inserted).
    */
-  upsert(
-    mirror: Mirror,
-    summaries: readonly DomainSummaryInput[],
-    options: UpsertSummariesOptions,
-  ): UpsertSummariesResult {
-    const listedAt = requiredTimestamp(options.listedAt, 'listedAt');
-    const rows = summaryRows(summaries);
-    if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+  hold(mirror: Mirror, rows: readonly SummaryRow[], listedAt: string): UpsertSummariesResult {
     return inTransaction(mirror, () => {
       // A domain listed again while its first listing row is held (offset drift can list one
       // twice): that row is written first, so the new one updates it as it would have.

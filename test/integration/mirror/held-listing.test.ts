@@ -55,8 +55,10 @@ async function bothWays(
     inTransaction(mirror, () => {
       for (const step of steps) {
         if ('listing' in step) {
-          if (hold) held.upsert(mirror, step.listing, { listedAt: step.at });
-          else upsertDomainSummaries(mirror, step.listing, { listedAt: step.at });
+          upsertDomainSummaries(mirror, step.listing, {
+            listedAt: step.at,
+            ...(hold ? { heldListing: held } : {}),
+          });
           continue;
         }
         const write = (): unknown =>
@@ -74,7 +76,7 @@ async function bothWays(
   return { written: await contents(plain), held: await contents(holding), flushed };
 }
 
-describe('HeldListing (new domains listing rows held until their profile is written)', () => {
+describe("upsertDomainSummaries with a HeldListing (new domains' listing rows held until their profile is written)", () => {
   it('leaves the same rows as writing each listing row and rewriting it with its profile', async () => {
     const { written, held, flushed } = await bothWays([
       {
@@ -173,12 +175,16 @@ describe('HeldListing (new domains listing rows held until their profile is writ
     const mirror = await tempMirror();
     const held = new HeldListing();
     expect(() =>
-      held.upsert(mirror, [summary('fine.example'), summary('bad.example', { last_enriched_at: 'soon' })], {
-        listedAt: T1,
-      }),
+      upsertDomainSummaries(
+        mirror,
+        [summary('fine.example'), summary('bad.example', { last_enriched_at: 'soon' })],
+        { listedAt: T1, heldListing: held },
+      ),
     ).toThrow(/bad\.example.*last_enriched_at/);
     expect(held.size).toBe(0);
-    expect(held.upsert(mirror, [summary('fine.example')], { listedAt: T1 })).toEqual({
+    expect(
+      upsertDomainSummaries(mirror, [summary('fine.example')], { listedAt: T1, heldListing: held }),
+    ).toEqual({
       inserted: 1,
       updated: 0,
       unchanged: 0,
