@@ -2,9 +2,10 @@
  * What the sync's mirror writes cost on their own, for the sync benchmark (bench/sync.ts): the
  * same profiles written into an empty mirror with no HTTP and no threads, two ways.
  *
- * - `writer-alone`: the sync's own store functions (each listing page of 500 through upsertDomainSummaries
- *   with the writer thread's HeldListing, then upsertProfiles for each 1,000 profiles, the listing rows still
- *   held written before each commit), as a first sync and its mirror writer thread run them: the secondary indexes set aside first and built at the end
+ * - `writer-alone`: the sync's own store functions (each listing page of 500 through
+ *   upsertDomainSummaries with the writer thread's HeldListing, then upsertProfiles for each 1,000
+ *   profiles, the listing rows still held written before each commit), as a first sync and its
+ *   mirror writer thread run them: the secondary indexes set aside first and built at the end
  *   (src/mirror/store/deferred-indexes.ts), the mirror's baseline open (src/mirror/store/
  *   baseline.ts), the writes in one transaction committed every
  *   WRITER_COMMIT_EVERY_PROFILES profiles.

@@ -74,7 +74,8 @@ const UTC_SPELLING =
 /**
  * A leap second (second 60, which ISO 8601 allows and `Date.parse` refuses) is stored as the last
  * millisecond of its minute, `…:59.999`: the mirror's form has no second 60, and this keeps text
- * order with every other instant of that minute. (java.time reads it as second 59 likewise.)
+ * order with every other instant of that minute. (java.time's instant parser also turns second 60
+ * into 59.)
  */
 const LEAP_SECOND = '59.999';
 const LEAP_SECOND_IN_TEXT = /([T ]\d{2}:\d{2}):60(?:\.\d+)?/;
@@ -127,17 +128,11 @@ function utcFromParts(value: string): string | undefined {
     const monthIndex = digitPair(value, 5) - 1;
     if (day > (monthIndex === 1 && leap ? 29 : (MONTH_DAYS[monthIndex] as number))) return undefined;
   }
-  const leapSecond =
-    value.charCodeAt(16) === COLON && value.charCodeAt(17) === SIX && value.charCodeAt(18) === ZERO;
+  if (value.charCodeAt(16) === COLON && value.charCodeAt(17) === SIX && value.charCodeAt(18) === ZERO)
+    return `${value.slice(0, 10)}T${value.slice(11, 16)}:${LEAP_SECOND}Z`;
   // Already canonical, as the service (and this function) writes it: the value itself, no copy.
-  if (
-    !leapSecond &&
-    value.length === CANONICAL_LENGTH &&
-    value.charCodeAt(10) === T &&
-    value.charCodeAt(23) === Z
-  )
+  if (value.length === CANONICAL_LENGTH && value.charCodeAt(10) === T && value.charCodeAt(23) === Z)
     return value;
-  if (leapSecond) return `${value.slice(0, 10)}T${value.slice(11, 16)}:${LEAP_SECOND}Z`;
   // `YYYY-MM-DDTHH:MM`, then `:SS` and `.f…` if present, then the offset.
   let second = '00';
   let at = 16;

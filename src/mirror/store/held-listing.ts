@@ -13,8 +13,8 @@ import { compareKeys } from './values.js';
  * A sync lists a page of domains, then fetches their profiles. Written as they come, each new
  * domain's row is inserted by the listing (a small row) and rewritten by its profile (the row
  * grows to about 2.6 KB with the raw profile, and every domain index whose columns the profile
- * sets is updated): about 23 µs of the writer's CPU per profile in a first sync, measured with
- * the sync's store functions alone (docs/benchmarks.md "sync"). Held here instead, the listing row
+ * sets is updated). Held here instead (the sync's store functions alone: medians 175 against 189
+ * µs per profile, docs/benchmarks.md "sync", what helped), the listing row
  * of a domain not in the mirror waits in memory; its profile, written in the same transaction,
  * inserts the row with the listing columns; what is still held when the transaction is about to
  * commit is written then, as upsertDomainSummaries would have written it.
@@ -45,41 +45,36 @@ export class HeldListing {
   }
 
   /**
-   * Writes checked listing rows (upsertDomainSummaries with this holder as its `heldListing`),
-   * inside the caller's open transaction, except that the rows of domains not in the mirror are
+   * Writes checked listing rows (upsertDomainSummaries with this holder as its `heldListing`,
+   * which holds the transaction), except that the rows of domains not in the mirror are
    * held instead (counted as inserted).
    */
   hold(mirror: Mirror, rows: readonly SummaryRow[], listedAt: string): UpsertSummariesResult {
-    return inTransaction(mirror, () => {
-      // A domain listed again while its first listing row is held (offset drift can list one
-      // twice): that row is written first, so the new one updates it as it would have.
-      const again = rows.filter((row) => this.#rows.has(row.domain_normalized));
-      if (again.length > 0)
-        this.#write(
-          mirror,
-          again.map((row) => row.domain_normalized),
-        );
-      const existing = readSummaryState(mirror, rows);
-      // One change sequence value for the whole page, taken when upsertDomainSummaries would
-      // take it: the counter, and every row's value once written, are the same as without holding.
-      const changeSeq = summaryRowsChange(rows, listedAt, existing) ? nextChangeSeq(mirror) : 0;
-      const stored = rows.filter((row) => existing.has(row.domain_normalized));
-      const result =
-        stored.length > 0
-          ? writeSummaryRows(mirror, stored, listedAt, existing, changeSeq)
-          : { inserted: 0, updated: 0, unchanged: 0 };
-      for (const row of rows) {
-        if (existing.has(row.domain_normalized)) continue;
-        this.#rows.set(row.domain_normalized, {
-          companyName: row.company_name,
-          listingLastEnrichedAt: row.listing_last_enriched_at,
-          listedAt,
-          changeSeq,
-        });
-        result.inserted++;
-      }
-      return result;
-    });
+    // A domain listed again while its first listing row is held (offset drift can list one
+    // twice): that row is written first, so the new one updates it as it would have.
+    const again = rows.filter((row) => this.#rows.has(row.domain_normalized));
+    if (again.length > 0)
+      this.#write(
+        mirror,
+        again.map((row) => row.domain_normalized),
+      );
+    const existing = readSummaryState(mirror, rows);
+    // One change sequence value for the whole page, taken when upsertDomainSummaries would
+    // take it: the counter, and every row's value once written, are the same as without holding.
+    const changeSeq = summaryRowsChange(rows, listedAt, existing) ? nextChangeSeq(mirror) : 0;
+    const stored = rows.filter((row) => existing.has(row.domain_normalized));
+    const result = writeSummaryRows(mirror, stored, listedAt, existing, changeSeq);
+    for (const row of rows) {
+      if (existing.has(row.domain_normalized)) continue;
+      this.#rows.set(row.domain_normalized, {
+        companyName: row.company_name,
+        listingLastEnrichedAt: row.listing_last_enriched_at,
+        listedAt,
+        changeSeq,
+      });
+      result.inserted++;
+    }
+    return result;
   }
 
   /** The held row of `key`, which is no longer held: its profile write writes it. */

@@ -331,6 +331,8 @@ export function upsertProfiles(
   const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
   const withListing =
     options.listing === undefined ? undefined : cachedStatement(mirror, UPSERT_PROFILE_WITH_LISTING);
+  const withHeldListing =
+    options.heldListing === undefined ? undefined : cachedStatement(mirror, INSERT_PROFILE_WITH_HELD_LISTING);
   const { licences, paymentMethods } = inTransaction(mirror, () => {
     const storedHash = new Map<string, string | null>();
     for (const row of readDomains.all(JSON.stringify(all.map((p) => p.key))) as Array<{
@@ -380,10 +382,10 @@ export function upsertProfiles(
       wrote = true;
       const held =
         p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
-      if (held !== undefined) {
+      if (held !== undefined && withHeldListing !== undefined) {
         const params = [...p.domain];
         params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
-        cachedStatement(mirror, INSERT_PROFILE_WITH_HELD_LISTING).run(
+        withHeldListing.run(
           ...params,
           changeSeq,
           held.companyName,
