@@ -434,7 +434,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
                     '4,000), so both stay as they are.';
             })(),
         );
-        notes.push(FLOOR_EXPERIMENTS);
+        notes.push(FLOOR_EXPERIMENTS, QUIET_MACHINE_CHECK);
         const without = r.withoutProfileWrites;
         const withoutThreads = without.loopback.threadsUsPerProfile;
         const leftUs = Math.round(
@@ -974,6 +974,33 @@ const FLOOR_EXPERIMENTS =
   '114–167 µs against 102–134 µs as they are, store functions 173–217 against 178–200 µs, five ' +
   'pairs), foreign-key checks off on the writing connection (149–164 against 148–170 µs, four ' +
   'rounds) and a 1 GiB `mmap_size` (151–170 µs, four rounds).';
+
+/**
+ * The loopback and CPU points measured by hand on a quiet machine, with the lanes' waits and the
+ * writer thread's scheduling: what holds those two targets out of reach. Quoted with its date.
+ */
+const QUIET_MACHINE_CHECK =
+  'What holds the loopback and CPU targets out of reach, measured by hand on a quiet machine ' +
+  '(2026-11-27, 21:14–21:16Z, minutes after it started, load average 0.9 before; bench/sync-child.ts ' +
+  'and bench/bare-undici-loop.ts against one simulator, 100,000 domains, no latency, concurrency 8, ' +
+  'three alternating rounds). The bare undici loop made 16,340–21,236 profiles/s at 45–53 µs of CPU ' +
+  "per profile, far less CPU than in this table's run: its figure moves with the machine's load more " +
+  "than the sync's. The full sync made 4,629–5,015 profiles/s at 246–264 µs (0.24–0.28 of the same " +
+  "round's bare loop rate, 5.0–5.6× its CPU); with its profile writes discarded, 10,940–11,517 " +
+  'profiles/s at 106–111 µs (0.52–0.67 of the rate, 2.1–2.5× the CPU). The writer thread is what ' +
+  "holds the rate: the sync's 8 lanes spent 33–36 % of their time waiting for it to have room " +
+  '(ProfileWriter.waitForRoom), and it was on a core for 13.8–14.6 s of the 19.9–21.6 s runs and ' +
+  'waiting for one for another 3.2–4.0 s (/proc/thread-self/schedstat). On the same machine minutes ' +
+  'before, the floor job of this table took 100–105 µs of CPU per profile for plain INSERTs of the ' +
+  '11.1 rows and the store functions 146–169 µs (three rounds). So with the bare loop at 45–53 µs, ' +
+  'the ≤ 2.5× target leaves 113–133 µs per profile for the whole sync: the fetching side uses ' +
+  '106–111 µs of it before any row is written, and the plain INSERTs alone take about as much again. ' +
+  'For 0.5 on loopback the writer thread would have to keep up with 8,200–10,600 profiles/s, ' +
+  '94–122 µs per profile of its time, waits for a core included, on 2 cores that the ' +
+  'simulator and the fetching thread also use; it took 138–146 µs of CPU per profile. Running the ' +
+  'writer thread at nice 0 instead of 10 made no difference beyond the spread (two pairs the same ' +
+  'evening: 3,997 and 4,912 against 4,758 and 4,478 profiles/s). At 1,000,000 domains (one run) the ' +
+  'full sync made 3,591 profiles/s, its writer thread using 193 µs of CPU per profile.';
 
 /**
  * An ad hoc check of the writes-discarded point at concurrency 32 and 10 ms, made after the sync
