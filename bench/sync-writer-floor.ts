@@ -35,7 +35,7 @@ import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
-import { openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
+import { openBaselineIfFirstLoad } from '../src/mirror/store/baseline.js';
 import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
 import { HeldListing } from '../src/mirror/store/held-listing.js';
@@ -127,7 +127,7 @@ export async function runWriterFloor(
     // As a first sync does (pipelines/sync.ts): the mirror's baseline opened (no `added`
     // change_log rows), indexes set aside before the load and built after it.
     const setAside = (): void => {
-      if (!openBaselineIfEmpty(mirror, at, 0)) throw new Error(`${mode}: no baseline was opened`);
+      if (!openBaselineIfFirstLoad(mirror, at, 0)) throw new Error(`${mode}: no baseline was opened`);
       if (mode !== 'writer-alone-indexed' && deferIndexesForBulkLoad(mirror, at).length === 0)
         throw new Error(`${mode}: no index was set aside`);
     };

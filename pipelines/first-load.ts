@@ -1,25 +1,26 @@
-import { openBaselineIfEmpty } from '../src/mirror/store/baseline.js';
+import { openBaselineIfFirstLoad } from '../src/mirror/store/baseline.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import type { PipelineRun } from '../src/runtime/run.js';
 
 /** What {@link prepareFirstLoad} set up, as the stats of a sync and of an export report it. */
 export interface FirstLoad {
   /**
-   * Indexes set aside while the run loaded an empty mirror and built after its rows
-   * (src/mirror/store/deferred-indexes.ts); 0 when the mirror had domains.
+   * Indexes set aside while the run made the mirror's first load and built after its rows
+   * (src/mirror/store/deferred-indexes.ts); 0 for any other load.
    */
   indexesDeferred: number;
   /**
-   * Whether the mirror's baseline was open during the run (the first load of an empty mirror, or
-   * the resumption of one: src/mirror/store/baseline.ts): the domains it loaded got no `added`
+   * Whether the mirror's baseline was open during the run (the mirror's first load, or the
+   * resumption of one: src/mirror/store/baseline.ts): the domains it loaded got no `added`
    * change_log rows.
    */
   baseline: boolean;
 }
 
 /**
- * What a bulk load (a sync, or an export's load) does before it writes into an empty mirror, or
- * resumes such a load:
+ * What a bulk load (a sync, or an export's load) does before it makes the mirror's first load
+ * (into an empty mirror, or one that holds only domains `enrich` wrote one by one), or resumes
+ * such a load:
  * - sets the secondary indexes of the licence, payment-method and change_log tables aside, to be
  *   built at the end (src/mirror/store/deferred-indexes.ts); the rows go in first. The caller
  *   builds them with buildIndexesSetAside (src/runtime/run.ts) once its rows are written, also
@@ -27,8 +28,8 @@ export interface FirstLoad {
  * - opens the mirror's baseline (src/mirror/store/baseline.ts): the domains it loads get no
  *   `added` change_log rows. It stays open until the caller finishes it (finishBaseline) at the
  *   end of a load that ran through.
- * Both do nothing to a mirror that has domains, except that a baseline an earlier run left open
- * stays open. Logs what it did; `what` names the load in those lines ("sync", "export load").
+ * Both do nothing to a mirror a sync or an export's load filled before, except that a baseline an
+ * earlier run left open stays open. Logs what it did; `what` names the load in those lines ("sync", "export load").
  */
 export function prepareFirstLoad(
   run: Pick<PipelineRun, 'id' | 'startedAt' | 'ctx'>,
@@ -37,10 +38,10 @@ export function prepareFirstLoad(
   const { mirror, logger } = run.ctx;
   const indexesDeferred = deferIndexesForBulkLoad(mirror, run.startedAt).length;
   if (indexesDeferred > 0)
-    logger.info('empty mirror: licence, payment-method and change_log indexes are built after the load', {
+    logger.info("mirror's first load: licence, payment-method and change_log indexes are built after it", {
       indexes: indexesDeferred,
     });
-  const baseline = openBaselineIfEmpty(mirror, run.startedAt, run.id);
+  const baseline = openBaselineIfFirstLoad(mirror, run.startedAt, run.id);
   if (baseline)
     logger.info(
       `mirror baseline: this ${what}'s licences and payment methods are where change_log starts, not additions`,

@@ -25,7 +25,8 @@ import type { ExportScope } from './types.js';
  * savepoint of a transaction that commits every {@link LOAD_ROWS_PER_COMMIT} rows: a crash leaves
  * whole rows only, and the next run loads the same file again (the load is idempotent).
  *
- * Into an empty mirror, pass 2 is a first load, as a first sync's is (pipelines/first-load.ts):
+ * Into a mirror never loaded (empty, or holding only domains `enrich` wrote), pass 2 is a first
+ * load, as a first sync's is (pipelines/first-load.ts):
  * the child tables' indexes are built after the rows, and the load is the mirror's baseline, so
  * the catalogue it brings is not logged as a day of additions. The baseline ends when the whole
  * file is loaded; a load stopped part-way leaves it open for the run that resumes it.
@@ -105,8 +106,8 @@ export async function loadExportFile(
   }
 
   const syncedAt = scope.now();
-  // A file with no rows loads nothing: it leaves an empty mirror's first load to the run that
-  // brings the catalogue.
+  // A file with no rows loads nothing: it leaves the mirror's first load to the run that brings
+  // the catalogue.
   if (rows > 0)
     Object.assign(stats, prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load'));
   const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');

@@ -1,15 +1,15 @@
 import type { FirstLoad } from '../../pipelines/first-load.js';
 
 /**
- * The summary lines of a run that loaded an empty mirror (a first sync, or an export's load into
- * one: pipelines/first-load.ts); none for a run into a mirror that had domains. `run` names the
+ * The summary lines of a run that made the mirror's first load (a first sync, or an export's load
+ * into a mirror never loaded: pipelines/first-load.ts); none for any other run. `run` names the
  * run in them ("sync", "load").
  */
 export function firstLoadLines(firstLoad: FirstLoad, run: 'sync' | 'load'): string[] {
   return [
     ...(firstLoad.indexesDeferred > 0
       ? [
-          `  empty mirror: loaded first, then built ${firstLoad.indexesDeferred} indexes of licences, payment methods and change_log`,
+          `  first load: rows loaded first, then built ${firstLoad.indexesDeferred} indexes of licences, payment methods and change_log`,
         ]
       : []),
     ...(firstLoad.baseline

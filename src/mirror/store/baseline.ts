@@ -1,9 +1,8 @@
 import { cachedStatement, inImmediateTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
-import { mirrorHasDomains } from './domains.js';
 
 /*
- * The mirror's baseline: the first load of an empty mirror, by a sync or an export's load
+ * The mirror's baseline: the mirror's first load, by a sync or an export's load
  * (migration 0007).
  *
  * `change_log` records how the catalogue changes under the mirror's eyes. A first load finds
@@ -19,10 +18,11 @@ import { mirrorHasDomains } from './domains.js';
  * (245,925 for 40,000 domains of the simulator's catalogue), which drown the dashboard's Changes
  * page and its week count in a day that changed nothing, and cost the sync's writer about a tenth
  * of its CPU plus the build of the `change_log` indexes at the end (docs/benchmarks.md "sync").
- * An export loaded into an empty mirror is the same bulk first load (docs/benchmarks.md "export").
+ * An export loaded into a mirror never loaded is the same bulk first load (docs/benchmarks.md "export").
  *
- * The baseline opens when a sync starts on a mirror with no domains, or an export's load begins
- * writing into one. It stays open, across crashes and restarts, until a sync that fetched
+ * The baseline opens when a sync starts on a mirror the catalogue was never loaded into, or an
+ * export's load begins writing into one ({@link mirrorLoaded}): an empty mirror, or one holding
+ * only domains `enrich` wrote one by one (`enrich --domain` before the first sync). It stays open, across crashes and restarts, until a sync that fetched
  * profiles finishes its pass (not stopped by the service or a failure) or an export's load
  * writes the last row of its file. So a first load killed part-way and resumed writes the same
  * history as one that ran through, and a `--no-profiles` first sync leaves it open for the run
@@ -50,14 +50,31 @@ export function baselineLoadName(baseline: MirrorBaseline): string {
 }
 
 /**
- * Opens the baseline when the mirror has no domains and never had a baseline; returns whether a
- * baseline is open now (opened here or by an earlier run that did not finish it).
+ * Whether the catalogue was ever loaded into the mirror: a domain a listing wrote (a sync; a
+ * mirror made before migration 0007 by a sync has those) or an export's file loaded with rows in
+ * it (a file whose row count was not recorded counts). Domains only
+ * `enrich` wrote, one by one and by name, do not count: the first sync after them still loads the
+ * catalogue, and is still its baseline and its first load (deferred-indexes.ts).
  */
-export function openBaselineIfEmpty(mirror: Mirror, at: string, pipelineRunId: number): boolean {
+export function mirrorLoaded(mirror: Mirror): boolean {
+  const row = cachedStatement(
+    mirror,
+    `SELECT EXISTS (SELECT 1 FROM domains WHERE last_listed_at IS NOT NULL)
+         OR EXISTS (SELECT 1 FROM exports WHERE loaded_at IS NOT NULL AND coalesce(rows_loaded, 1) > 0) AS loaded`,
+  ).get() as { loaded: number };
+  return row.loaded === 1;
+}
+
+/**
+ * Opens the baseline when the catalogue was never loaded into the mirror ({@link mirrorLoaded})
+ * and it never had a baseline; returns whether a baseline is open now (opened here or by an
+ * earlier run that did not finish it).
+ */
+export function openBaselineIfFirstLoad(mirror: Mirror, at: string, pipelineRunId: number): boolean {
   return inImmediateTransaction(mirror, () => {
     const existing = readBaseline(mirror);
     if (existing !== undefined) return existing.finishedAt === null;
-    if (mirrorHasDomains(mirror)) return false;
+    if (mirrorLoaded(mirror)) return false;
     cachedStatement(
       mirror,
       'INSERT INTO mirror_baseline (id, started_at, pipeline_run_id, finished_at) VALUES (1, ?, ?, NULL)',

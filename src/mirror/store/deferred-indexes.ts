@@ -2,11 +2,12 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
 import { cachedStatement, inImmediateTransaction, messageOf, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
+import { mirrorLoaded, readBaseline } from './baseline.js';
 import { mirrorHasDomains } from './domains.js';
 
 /*
  * Indexes set aside while a first load (a sync, or an export's load: pipelines/first-load.ts)
- * fills an empty mirror (migration 0006).
+ * fills a mirror the catalogue was never loaded into (migration 0006).
  *
  * Each row a sync writes goes into its table and into every index of that table, and on a large
  * mirror most of those index inserts land on pages that are not in the cache. Into an empty
@@ -44,15 +45,26 @@ interface IndexDefinition {
 }
 
 /**
- * When the mirror has no domains, drops the secondary indexes of {@link BULK_LOADED_TABLES} and
- * records their definitions, in one transaction; returns their names (none for a mirror that has
- * domains, or whose indexes are already set aside). The caller must hold the mirror lock and
- * build them again with {@link buildDeferredIndexes} once the load is written.
+ * Whether a load starting now is the mirror's first: the catalogue was never loaded into it
+ * (baseline.ts mirrorLoaded: it is empty, or holds only domains `enrich` wrote), and it is not
+ * the resumption of a first load that already wrote domains (whose baseline is still open).
+ */
+function isFirstLoad(mirror: Mirror): boolean {
+  if (mirrorLoaded(mirror)) return false;
+  return readBaseline(mirror) === undefined || !mirrorHasDomains(mirror);
+}
+
+/**
+ * Before a mirror's first load ({@link isFirstLoad}), drops the secondary indexes of
+ * {@link BULK_LOADED_TABLES} and records their definitions, in one transaction; returns their
+ * names (none for any other load, or when the indexes are already set aside). The caller must
+ * hold the mirror lock and build them again with {@link buildDeferredIndexes} once the load is
+ * written.
  */
 export function deferIndexesForBulkLoad(mirror: Mirror, at: string): string[] {
   const { sqlite } = mirrorInternals(mirror);
   return inImmediateTransaction(mirror, () => {
-    if (mirrorHasDomains(mirror)) return [];
+    if (!isFirstLoad(mirror)) return [];
     const placeholders = BULK_LOADED_TABLES.map(() => '?').join(', ');
     const indexes = (
       sqlite

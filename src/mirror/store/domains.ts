@@ -12,7 +12,7 @@ import { compareKeys, keyColumn, requiredTimestamp, textColumn, timestampColumn 
  * transaction per batch, and a `WHERE <something changed>` guard on every upsert, as there.
  */
 
-/** Whether the mirror holds any domain (what a first load into an empty mirror checks first). */
+/** Whether the mirror holds any domain. */
 export function mirrorHasDomains(mirror: Mirror): boolean {
   const row = cachedStatement(mirror, 'SELECT EXISTS (SELECT 1 FROM domains) AS found').get() as {
     found: number;

@@ -154,7 +154,7 @@ describe('exit statuses and errors', () => {
     });
     expect(human.code).toBe(1); // the malformed profile is still there
     expect(human.stdout).toContain(
-      'empty mirror: loaded first, then built 8 indexes of licences, payment methods and change_log',
+      'first load: rows loaded first, then built 8 indexes of licences, payment methods and change_log',
     );
   });
 });

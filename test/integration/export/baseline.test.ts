@@ -220,7 +220,7 @@ describe('an export loaded into an empty mirror', () => {
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain('  loaded 120 rows into the mirror');
     expect(human.stdout).toContain(
-      `  empty mirror: loaded first, then built ${SET_ASIDE} indexes of licences, payment methods and change_log`,
+      `  first load: rows loaded first, then built ${SET_ASIDE} indexes of licences, payment methods and change_log`,
     );
     expect(human.stdout).toContain(
       "  the mirror's baseline: change_log records changes from this load on, not the licences and payment methods it loaded",

@@ -7,6 +7,9 @@ import {
   deferIndexesForBulkLoad,
   deferredIndexNames,
 } from '../../../src/mirror/store/deferred-indexes.js';
+import { openBaselineIfFirstLoad } from '../../../src/mirror/store/baseline.js';
+import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { markExportLoaded, upsertExport } from '../../../src/mirror/store/exports.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { mirrorIndexes, type MirrorIndex } from '../../helpers/mirror.js';
 import { profile } from './builders.js';
@@ -68,13 +71,30 @@ describe('indexes set aside for a first load', () => {
     expect((await buildDeferredIndexes(mirror)).names).toEqual([]);
   });
 
-  it('sets nothing aside in a mirror that has domains', async () => {
+  it('sets nothing aside in a mirror a sync or an export loaded, nor when a first load resumes', async () => {
+    const listed = await tempMirror();
+    upsertDomainSummaries(listed, [{ domain_normalized: 'a.example' }], { listedAt: T1 });
+    const exported = await tempMirror();
+    upsertProfiles(exported, [profile('a.example')], { syncedAt: T1 });
+    upsertExport(exported, { id: 1, status: 'completed' }, { at: T1 });
+    markExportLoaded(exported, 1, { loadedAt: T1, rowsLoaded: 1 });
+    const resumed = await tempMirror();
+    expect(openBaselineIfFirstLoad(resumed, T1, 1)).toBe(true);
+    upsertProfiles(resumed, [profile('a.example')], { syncedAt: T1 });
+    for (const mirror of [listed, exported, resumed]) {
+      const before = indexes(mirror);
+      expect(deferIndexesForBulkLoad(mirror, T1)).toEqual([]);
+      expect(indexes(mirror)).toEqual(before);
+      expect(deferredIndexNames(mirror)).toEqual([]);
+    }
+  });
+
+  it('sets them aside in a mirror holding only domains enrich wrote (no listing, no export)', async () => {
     const mirror = await tempMirror();
     upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
-    const before = indexes(mirror);
-    expect(deferIndexesForBulkLoad(mirror, T1)).toEqual([]);
-    expect(indexes(mirror)).toEqual(before);
-    expect(deferredIndexNames(mirror)).toEqual([]);
+    const deferred = deferIndexesForBulkLoad(mirror, T1);
+    expect(deferred.length).toBeGreaterThan(0);
+    expect(deferredIndexNames(mirror)).toEqual([...deferred].sort());
   });
 
   it('an index that cannot be built is an error naming it, and its definition stays for the next try', async () => {

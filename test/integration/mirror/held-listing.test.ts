@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { inTransaction, mirrorInternals } from '../../../src/mirror/database.js';
 import type { Mirror } from '../../../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../../../src/mirror/inputs.js';
-import { openBaselineIfEmpty } from '../../../src/mirror/store/baseline.js';
+import { openBaselineIfFirstLoad } from '../../../src/mirror/store/baseline.js';
 import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { HeldListing } from '../../../src/mirror/store/held-listing.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
@@ -112,7 +112,7 @@ describe("upsertDomainSummaries with a HeldListing (new domains' listing rows he
         { listing: [summary('a.example'), summary('b.example')], at: T1 },
         { profiles: [profile('a.example'), profile('b.example')], at: T2 },
       ],
-      (mirror) => expect(openBaselineIfEmpty(mirror, T0, 0)).toBe(true),
+      (mirror) => expect(openBaselineIfFirstLoad(mirror, T0, 0)).toBe(true),
     );
     expect(held).toEqual(written);
     expect(held.change_log).toEqual([]);

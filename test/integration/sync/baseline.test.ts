@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
-import { finishBaseline, openBaselineIfEmpty } from '../../../src/mirror/store/baseline.js';
+import { enrichPipeline } from '../../../pipelines/enrich/index.js';
+import { finishBaseline, mirrorLoaded, openBaselineIfFirstLoad } from '../../../src/mirror/store/baseline.js';
+import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { markExportLoaded, upsertExport } from '../../../src/mirror/store/exports.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import {
   addDomainWithChildren,
@@ -14,6 +17,7 @@ import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { queryMirror } from '../../helpers/mirror.js';
 import { startTestSimulator, whileKeyRefusedFromListPage } from '../../helpers/start-simulator.js';
 import { openTestContext } from '../../helpers/test-context.js';
+import { FAST_ENRICH_CONFIG } from '../enrich/helpers.js';
 import { licence, profile } from '../mirror/builders.js';
 
 /*
@@ -121,7 +125,7 @@ describe('the mirror baseline', () => {
     const sim = await startTestSimulator({ domains: 10, seed: 35 });
     const ctx = await openTestContext(sim);
     const at = '2025-04-01T00:00:00.000Z';
-    expect(openBaselineIfEmpty(ctx.mirror, at, 1)).toBe(true);
+    expect(openBaselineIfFirstLoad(ctx.mirror, at, 1)).toBe(true);
     upsertProfiles(ctx.mirror, [profile('a.example'), profile('b.example')], { syncedAt: at });
     expect(counts(ctx.mirror.path).logged).toBe(0);
     // The same domain again (an enrich during the baseline, say) with a licence more.
@@ -134,22 +138,72 @@ describe('the mirror baseline', () => {
     ).toEqual([{ domain_normalized: 'a.example', item_key: 'ukgc:UK-1', change: 'added' }]);
     // Opened once: a mirror with domains (or a finished baseline) never opens it again.
     expect(finishBaseline(ctx.mirror, '2025-04-03T00:00:00.000Z')).toBe(true);
-    expect(openBaselineIfEmpty(ctx.mirror, at, 2)).toBe(false);
+    expect(openBaselineIfFirstLoad(ctx.mirror, at, 2)).toBe(false);
     upsertProfiles(ctx.mirror, [profile('c.example')], { syncedAt: '2025-04-03T00:00:00.000Z' });
     expect(counts(ctx.mirror.path, 'c.example').added).toBe(3);
   });
 
-  it('a mirror that had domains before its first sync opens no baseline and logs every addition', async () => {
+  it('a mirror a sync or an export had loaded before the baseline existed opens none and logs every addition', async () => {
     const sim = await startTestSimulator({ domains: 200, seed: 34 });
-    const ctx = await openTestContext(sim);
-    // Written another way first (as an export's load or an older version would have).
-    upsertProfiles(ctx.mirror, [profile('written-before.example')], { syncedAt: '2025-04-01T00:00:00.000Z' });
-    const run = await syncPipeline(ctx);
+    const listed = await openTestContext(sim);
+    // As a sync of a version before migration 0007 left it: a listed domain, no mirror_baseline row.
+    upsertDomainSummaries(
+      listed.mirror,
+      [{ domain_normalized: 'listed-before.example', company_name: 'Before Ltd' }],
+      {
+        listedAt: '2025-04-01T00:00:00.000Z',
+      },
+    );
+    const run = await syncPipeline(listed);
     expect(run.status).toBe('done');
     expect(run.stats.baseline).toBe(false);
-    expect(baselineRows(ctx.mirror.path)).toEqual([]);
-    const all = counts(ctx.mirror.path);
+    expect(run.stats.indexesDeferred).toBe(0);
+    expect(baselineRows(listed.mirror.path)).toEqual([]);
+    const all = counts(listed.mirror.path);
     expect(all.licences).toBeGreaterThan(0);
     expect(all.added).toBe(all.licences + all.methods);
+
+    // As an export's load of such a version left it: a domain written without a listing, the
+    // export recorded as loaded.
+    const exported = await openTestContext(sim);
+    const at = '2025-04-01T00:00:00.000Z';
+    upsertProfiles(exported.mirror, [profile('exported-before.example')], { syncedAt: at });
+    upsertExport(exported.mirror, { id: 7, status: 'completed' }, { at });
+    markExportLoaded(exported.mirror, 7, { loadedAt: at, rowsLoaded: 1 });
+    expect(mirrorLoaded(exported.mirror)).toBe(true);
+    const after = await syncPipeline(exported);
+    expect(after.stats.baseline).toBe(false);
+    expect(after.stats.indexesDeferred).toBe(0);
+    const logged = counts(exported.mirror.path);
+    expect(logged.added).toBe(logged.licences + logged.methods);
+  });
+
+  it('a mirror holding only a domain enrich wrote is still loaded by its first sync as its baseline', async () => {
+    const sim = await startTestSimulator({ domains: 120, seed: 36, timeScale: 0.01, runFailureRate: 0 });
+    const ctx = await openTestContext(sim, { config: FAST_ENRICH_CONFIG });
+    // `enrich --domain D` before any sync: D's profile is written, with its additions logged.
+    const domain = sim.control.truth.listDomains()[0]!;
+    const enriched = await enrichPipeline(ctx, { domains: [domain], requestedOnly: true, budget: 10 });
+    expect(enriched.stats.completed).toBe(1);
+    expect(queryMirror(ctx.mirror.path, 'SELECT domain_normalized FROM domains')).toEqual([
+      { domain_normalized: domain },
+    ]);
+    const before = counts(ctx.mirror.path, domain);
+    expect(before.licences + before.methods).toBeGreaterThan(0);
+    expect(before.added).toBe(before.licences + before.methods);
+    expect(mirrorLoaded(ctx.mirror)).toBe(false);
+
+    const first = await syncPipeline(ctx);
+    expect(first.status).toBe('done');
+    expect(first.stats.baseline).toBe(true);
+    expect(first.stats.indexesDeferred).toBe(8);
+    expect(baselineRows(ctx.mirror.path)).toEqual(baselineFinishedBy(first.runId));
+    expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
+    // The sync logged nothing: the enriched domain is unchanged, the others are the baseline.
+    const all = counts(ctx.mirror.path);
+    expect(all.licences).toBeGreaterThan(before.licences);
+    expect(all.logged).toBe(before.logged);
+    expect(counts(ctx.mirror.path, domain)).toEqual(before);
+    expect(mirrorLoaded(ctx.mirror)).toBe(true);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { syncPipeline } from '../../../pipelines/sync.js';
+import { openBaselineIfFirstLoad } from '../../../src/mirror/store/baseline.js';
 import { deferIndexesForBulkLoad } from '../../../src/mirror/store/deferred-indexes.js';
+import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { diffMirrorWithTruth } from '../../helpers/mirror-truth.js';
 import { freshMirrorIndexes } from '../../helpers/fresh-mirror.js';
@@ -67,15 +69,19 @@ describe('indexes a killed first sync left set aside', () => {
     const sim = await startTestSimulator({ domains: 300, seed: 13 });
     const ctx = await openTestContext(sim);
     const expected = await freshMirrorIndexes();
-    // What a first sync killed part-way leaves: indexes set aside, some domains written.
-    const deferred = deferIndexesForBulkLoad(ctx.mirror, '2025-04-01T00:00:00.000Z');
+    // What a first sync killed part-way leaves: indexes set aside, its baseline open, some
+    // domains listed and written.
+    const at = '2025-04-01T00:00:00.000Z';
+    const deferred = deferIndexesForBulkLoad(ctx.mirror, at);
     expect(deferred.length).toBeGreaterThan(0);
-    upsertProfiles(ctx.mirror, [profile('left-behind.example')], { syncedAt: '2025-04-01T00:00:00.000Z' });
+    expect(openBaselineIfFirstLoad(ctx.mirror, at, 1)).toBe(true);
+    upsertDomainSummaries(ctx.mirror, [{ domain_normalized: 'left-behind.example' }], { listedAt: at });
+    upsertProfiles(ctx.mirror, [profile('left-behind.example')], { syncedAt: at });
     expect(mirrorIndexes(ctx.mirror.path)).not.toEqual(expected);
 
     const run = await syncPipeline(ctx);
     expect(run.status).toBe('done');
-    expect(run.stats.indexesDeferred).toBe(0); // the mirror had a domain: nothing set aside again
+    expect(run.stats.indexesDeferred).toBe(0); // a load resumed: nothing set aside again
     expect(mirrorIndexes(ctx.mirror.path)).toEqual(expected);
     expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
     const warnings = ctx.memoryLogger.events.filter((e) => e.level === 'warn' && /set aside/.test(e.msg));
