@@ -18,16 +18,18 @@ import type { Mirror } from '../database.js';
  * (245,925 for 40,000 domains of the simulator's catalogue), which drown the dashboard's Changes
  * page and its week count in a day that changed nothing, and cost the sync's writer about a tenth
  * of its CPU plus the build of the `change_log` indexes at the end (docs/benchmarks.md "sync").
- * An export loaded into a mirror never loaded is the same bulk first load (docs/benchmarks.md "export").
+ * An export loaded into a mirror never loaded is the same bulk first load (docs/benchmarks.md
+ * "export").
  *
  * The baseline opens when a sync starts on a mirror the catalogue was never loaded into, or an
  * export's load begins writing into one ({@link mirrorLoaded}): an empty mirror, or one holding
- * only domains `enrich` wrote one by one (`enrich --domain` before the first sync). It stays open, across crashes and restarts, until a sync that fetched
- * profiles finishes its pass (not stopped by the service or a failure) or an export's load
- * writes the last row of its file. So a first load killed part-way and resumed writes the same
- * history as one that ran through, and a `--no-profiles` first sync leaves it open for the run
- * that loads the profiles. A load that brought no domain at all leaves it open too. A profile that
- * failed during the baseline is fetched by a later sync, after it, and gets its `added` rows then.
+ * only domains `enrich` wrote one by one (`enrich --domain` before the first sync). It stays
+ * open, across crashes and restarts, until a sync that fetched profiles finishes its pass (not
+ * stopped by the service or a failure) or an export's load writes the last row of its file. So a
+ * first load killed part-way and resumed writes the same history as one that ran through, and a
+ * `--no-profiles` first sync leaves it open for the run that loads the profiles. A load that
+ * brought no domain at all leaves it open too. A profile that failed during the baseline is
+ * fetched by a later sync, after it, and gets its `added` rows then.
  * upsertProfiles asks {@link baselineOpen} inside each write transaction, so every writer of
  * profiles (sync, enrich, an export's load) agrees.
  */
@@ -52,9 +54,9 @@ export function baselineLoadName(baseline: MirrorBaseline): string {
 /**
  * Whether the catalogue was ever loaded into the mirror: a domain a listing wrote (a sync; a
  * mirror made before migration 0007 by a sync has those) or an export's file loaded with rows in
- * it (a file whose row count was not recorded counts). Domains only
- * `enrich` wrote, one by one and by name, do not count: the first sync after them still loads the
- * catalogue, and is still its baseline and its first load (deferred-indexes.ts).
+ * it (a file whose row count was not recorded counts). Domains only `enrich` wrote, one by one
+ * and by name, do not count: the first sync after them still loads the catalogue, and is still
+ * its baseline and its first load (deferred-indexes.ts).
  */
 export function mirrorLoaded(mirror: Mirror): boolean {
   const row = cachedStatement(
