@@ -36,7 +36,7 @@ export interface BenchResult {
 export interface ClientBenchOptions {
   /**
    * Measuring time per cell in ms.
-   * @default 15000
+   * @default 45000
    */
   durationMs?: number;
   /**
@@ -52,12 +52,14 @@ export interface ClientBenchOptions {
 }
 
 /**
- * Interleaved rounds per mode and concurrency. 15 rather than the 7 of 2026-11-25: on a shared
- * 2-core machine single rounds of a second measured from 0.5 to 1.4 of the bare loop on
- * 2026-11-27, and the median of 7 at concurrency 8 from 0.78 to 1.02 over eleven runs of the same
- * code that day (docs/benchmarks.md "client").
+ * Interleaved rounds per mode and concurrency, of about a second each (the default durationMs).
+ * 45 rather than the 7 of 2026-11-25 and the 15 of the morning of 2026-11-27: on a shared 2-core
+ * machine single rounds measured from 0.5 to 1.4 of the bare loop that day, the median of 7 at
+ * concurrency 8 from 0.78 to 1.02 over eleven runs of the same code, and the median of 15 at
+ * concurrency 1 0.93 and 0.85 in two runs that evening, where a CPU profile put our client at
+ * 0.93 of the bare loop (docs/benchmarks.md "client").
  */
-export const ROUNDS = 15;
+export const ROUNDS = 45;
 
 /** A mode's request: the `i`th of a run (each mode cycles through the catalogue). */
 export type Worker = (i: number) => Promise<void>;
@@ -138,7 +140,7 @@ export function clientBenchModes(
  * Client and simulator share one process, so the ratio also counts the simulator's CPU.
  */
 export async function runClientBench(options: ClientBenchOptions = {}): Promise<BenchResult> {
-  const durationMs = options.durationMs ?? 15000;
+  const durationMs = options.durationMs ?? 45000;
   const concurrencies = options.concurrencies ?? [1, 8, 32];
   const domainCount = options.domains ?? 5000;
   const sim = await startSimulator({ domains: domainCount, seed: 7 });

@@ -81,7 +81,10 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             (spreads.length > 0 ? `. In this run the rounds' ratios went ${spreads.join('; ')}.` : '.') +
             ' On this shared 2-core machine the median of 7 rounds (the count until 2026-11-27) measured ' +
             'from 0.78 to 1.02 at concurrency 8 in eleven runs of the same code on 2026-11-27, so the bench ' +
-            'now measures 15 rounds. Measured that day in alternating runs (15 rounds each, concurrency 8), ' +
+            'measured 15 rounds from then; that evening two runs of 15 on a quiet machine gave 0.93 and 0.85 ' +
+            'at concurrency 1, 0.94 and 0.97 at 8, 0.90 (just under) and 0.92 at 32, while a CPU profile at ' +
+            'concurrency 1 (15 rounds of a second per mode) put our client at 87.0 µs per request against ' +
+            "the bare loop's 80.9 (0.93), so it now measures 45. Measured that day in alternating runs (15 rounds each, concurrency 8), " +
             'the client code of 2026-11-25, when this table last met every target, made 0.84, 0.90 and 0.90 ' +
             'and the code of 2026-11-27 1.00, 0.90 and 0.96 against the same simulator; and the simulator of ' +
             '2026-11-25 against that of 2026-11-27, serving the same client, 0.88, 1.00 and 0.90 against 0.87, ' +
