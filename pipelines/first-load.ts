@@ -29,7 +29,8 @@ export interface FirstLoad {
  *   `added` change_log rows. It stays open until the caller finishes it (finishBaseline) at the
  *   end of a load that ran through.
  * Both do nothing to a mirror a sync or an export's load filled before, except that a baseline an
- * earlier run left open stays open. Logs what it did; `what` names the load in those lines ("sync", "export load").
+ * earlier run left open stays open. Logs what it did; `what` names the load in those lines
+ * ("sync", "export load").
  */
 export function prepareFirstLoad(
   run: Pick<PipelineRun, 'id' | 'startedAt' | 'ctx'>,

@@ -120,11 +120,17 @@ export function upsertDomainSummaries(
   const rows = summaryRows(summaries);
   if (rows.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
   const held = options.heldListing;
-  return inTransaction(mirror, () =>
-    held === undefined
-      ? writeSummaryRows(mirror, rows, listedAt, readSummaryState(mirror, rows))
-      : held.hold(mirror, rows, listedAt),
-  );
+  return inTransaction(mirror, () => {
+    if (held !== undefined) return held.hold(mirror, rows, listedAt);
+    const existing = readSummaryState(mirror, rows);
+    return writeSummaryRows(
+      mirror,
+      rows,
+      listedAt,
+      existing,
+      summaryChangeSeq(mirror, rows, listedAt, existing),
+    );
+  });
 }
 
 /** The stored listing state of the rows' domains that are in the mirror, by domain. */
@@ -137,13 +143,17 @@ export function readSummaryState(mirror: Mirror, rows: readonly SummaryRow[]): M
   return existing;
 }
 
-/** Whether writing `rows` listed at `listedAt` changes any row, given their stored state. */
-export function summaryRowsChange(
+/**
+ * The change sequence value (migration 0005) for writing `rows` listed at `listedAt`, given their
+ * stored state: one taken now when the upsert's guard will let a row through, else 0 (none taken).
+ */
+export function summaryChangeSeq(
+  mirror: Mirror,
   rows: readonly SummaryRow[],
   listedAt: string,
   existing: ReadonlyMap<string, SummaryStateRow>,
-): boolean {
-  return rows.some((row) => {
+): number {
+  const changes = rows.some((row) => {
     const old = existing.get(row.domain_normalized);
     return (
       old === undefined ||
@@ -153,20 +163,20 @@ export function summaryRowsChange(
       old.last_listed_at !== listedAt
     );
   });
+  return changes ? nextChangeSeq(mirror) : 0;
 }
 
 /**
  * Writes checked summary rows listed at `listedAt`, given the stored state of those in the
- * mirror (`existing`); the caller holds the transaction. The rows are stamped with `changeSeq`
- * when given (one the caller took for them), else with a change sequence value taken here when a
- * row will change.
+ * mirror (`existing`), stamped with `changeSeq` (from {@link summaryChangeSeq}); the caller holds
+ * the transaction.
  */
 export function writeSummaryRows(
   mirror: Mirror,
   rows: readonly SummaryRow[],
   listedAt: string,
   existing: ReadonlyMap<string, SummaryStateRow>,
-  changeSeq: number = summaryRowsChange(rows, listedAt, existing) ? nextChangeSeq(mirror) : 0,
+  changeSeq: number,
 ): UpsertSummariesResult {
   const result: UpsertSummariesResult = { inserted: 0, updated: 0, unchanged: 0 };
   const upsert = cachedStatement(mirror, UPSERT_SUMMARY);

@@ -1,7 +1,6 @@
 import { inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
-import { nextChangeSeq } from './change-seq.js';
-import { readSummaryState, summaryRowsChange, writeSummaryRows } from './domains.js';
+import { readSummaryState, summaryChangeSeq, writeSummaryRows } from './domains.js';
 import type { SummaryRow, UpsertSummariesResult } from './domains.js';
 import { compareKeys } from './values.js';
 
@@ -61,7 +60,7 @@ export class HeldListing {
     const existing = readSummaryState(mirror, rows);
     // One change sequence value for the whole page, taken when upsertDomainSummaries would
     // take it: the counter, and every row's value once written, are the same as without holding.
-    const changeSeq = summaryRowsChange(rows, listedAt, existing) ? nextChangeSeq(mirror) : 0;
+    const changeSeq = summaryChangeSeq(mirror, rows, listedAt, existing);
     const stored = rows.filter((row) => existing.has(row.domain_normalized));
     const result = writeSummaryRows(mirror, stored, listedAt, existing, changeSeq);
     for (const row of rows) {
