@@ -1002,8 +1002,8 @@ const QUIET_MACHINE_CHECK =
   '94–122 µs per profile of its time, waits for a core included, on 2 cores that the ' +
   'simulator and the fetching thread also use; it took 138–146 µs of CPU per profile. Running the ' +
   'writer thread at nice 0 instead of 10 made no difference beyond the spread (two pairs the same ' +
-  'evening: 3,997 and 4,912 against 4,758 and 4,478 profiles/s). At 1,000,000 domains (two runs, ' +
-  '21:05Z and 21:30Z) the full sync made 3,591 and 3,684 profiles/s, its writer thread using 193 and ' +
+  'evening: 3,997 and 4,912 against 4,758 and 4,478 profiles/s). At 1,000,000 domains (two runs that ' +
+  'evening) the full sync made 3,591 and 3,684 profiles/s, its writer thread using 193 and ' +
   '189 µs of CPU per profile; its peak RSS in the second was 387 MB. Of that, the two sets of the ' +
   'domains a run has listed and queued hold about 80 MB at that size with the names (measured alone ' +
   'on Node 24: 21 bytes a domain in each set and about 40 for each name), which grow with the catalogue.';
