@@ -39,7 +39,8 @@ const GROUPS = {
 export const CLIENT_PROFILE_GROUPS: readonly string[] = Object.values(GROUPS);
 
 const SIMULATOR = /\/dist\/src\/simulator\/|node:_http_(server|outgoing|incoming|common)|node:http$/;
-const READ_BODY = /^(consumeEnd|consumeStart|consumePush|#readJson|readBodyText|parse|JSON\.parse)$/;
+const READ_BODY =
+  /^(consumeEnd|consumeStart|consumePush|#readBody|readBodyText|parseJsonText|parse|JSON\.parse)$/;
 
 /** A sample of the profiler being stopped at the end of a round. */
 function isProfilerStop(sample: Sample): boolean {

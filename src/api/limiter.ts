@@ -63,14 +63,38 @@ export class RequestLimiter {
    * signal itself.
    */
   async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
-    if (this.#waiters.length > 0 || !this.#take()) await this.#waitForSlot(signal);
+    if (!this.tryStart(signal)) await this.waitToStart(signal);
     try {
       return await task();
     } finally {
-      this.#active--;
-      this.#startWaiters();
+      this.finish();
     }
+  }
+
+  /**
+   * Takes a slot now if one is free, the rate allows a start and nobody waits ahead: true, and
+   * the caller must call {@link finish} when its request ends. False: call {@link waitToStart}.
+   * Throws {@link AbortedError} if `signal` has aborted. With {@link waitToStart} and
+   * {@link finish}, what {@link run} does, for a caller that would rather not add a promise
+   * layer to every request (the transport's retry loop).
+   */
+  tryStart(signal?: AbortSignal): boolean {
+    if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
+    return this.#waiters.length === 0 && this.#take();
+  }
+
+  /**
+   * Resolves when the caller holds a slot (after {@link tryStart} returned false); rejects with
+   * {@link AbortedError} if `signal` aborts first, or the limiter is cleared, holding none.
+   */
+  waitToStart(signal?: AbortSignal): Promise<void> {
+    return this.#waitForSlot(signal);
+  }
+
+  /** Gives back the slot of a request that has ended, and starts whoever waits for it. */
+  finish(): void {
+    this.#active--;
+    this.#startWaiters();
   }
 
   /** Takes a slot and records a start if both are free now; else false (and a wake-up is set). */

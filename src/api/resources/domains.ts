@@ -52,7 +52,13 @@ export async function getDomain(
   domain: string,
   options: GetDomainOptions = {},
 ): Promise<DomainProfile> {
-  return getData(transport, domainUrl(transport, domain, options), DomainProfileResponseSchema, options);
+  // `return await`: an async function returning a promise as it is adopts it in two more ticks.
+  return await getData(
+    transport,
+    domainUrl(transport, domain, options),
+    DomainProfileResponseSchema,
+    options,
+  );
 }
 
 /**

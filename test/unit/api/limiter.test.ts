@@ -79,6 +79,37 @@ describe.each([
     expect(limiter.waiting).toBe(0);
   });
 
+  // The transport's retry loop takes its slots this way rather than through run().
+  test('tryStart, waitToStart and finish: a slot taken synchronously, waiters first in line', async () => {
+    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
+    expect(limiter.tryStart()).toBe(true);
+    expect(limiter.running).toBe(1);
+    expect(limiter.tryStart()).toBe(false);
+    const log: string[] = [];
+    const waiter = gate(log, 'waiter');
+    const waiting = limiter.run(waiter.task);
+    await tick();
+    expect(limiter.waiting).toBe(1);
+    limiter.finish();
+    await tick();
+    // The freed slot went to the waiter, not to whoever asks next.
+    expect(log).toEqual(['start waiter']);
+    expect(limiter.tryStart()).toBe(false);
+    const next = limiter.waitToStart();
+    waiter.release();
+    await expect(waiting).resolves.toBe('waiter');
+    await next;
+    expect(limiter.running).toBe(1);
+    limiter.finish();
+    expect(limiter.running).toBe(0);
+    const controller = new AbortController();
+    controller.abort();
+    expect(() => limiter.tryStart(controller.signal)).toThrow(
+      expect.objectContaining({ code: 'ERR_ABORTED' }),
+    );
+    expect(limiter.running).toBe(0);
+  });
+
   test('an already aborted signal rejects at once', async () => {
     const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
     const controller = new AbortController();
