@@ -67,6 +67,8 @@ export interface ModeProfile {
   requests: number;
   /** The innermost frames of the last group ("other"), µs per request, largest first. */
   otherLeaves: Array<[string, number]>;
+  /** The innermost frames of the group of our client's own code, µs per request, largest first. */
+  clientLeaves: Array<[string, number]>;
   idleMicrosPerRequest: number;
   groups: Record<string, number>;
 }
@@ -115,15 +117,17 @@ export async function profileClientBench(concurrency = 8, rounds = 8): Promise<C
       const groups: Record<string, number> = {};
       for (const group of CLIENT_PROFILE_GROUPS) groups[group] = 0;
       for (const [group, micros] of groupSamples(busy, groupOf)) groups[group] = perRequest(micros);
-      const otherLeaves = groupSamples(
-        busy.filter((s) => groupOf(s) === GROUPS.other),
-        (s) => `${s.stack[0]?.functionName || '(anonymous)'} ${s.stack[0]?.url ?? ''}`,
-      )
-        .slice(0, 8)
-        .map(([leaf, micros]): [string, number] => [leaf, perRequest(micros)]);
+      const leavesOf = (group: string): Array<[string, number]> =>
+        groupSamples(
+          busy.filter((s) => groupOf(s) === group),
+          (s) => `${s.stack[0]?.functionName || '(anonymous)'} ${s.stack[0]?.url ?? ''}`,
+        )
+          .slice(0, 8)
+          .map(([leaf, micros]): [string, number] => [leaf, perRequest(micros)]);
       return {
         requests,
-        otherLeaves,
+        otherLeaves: leavesOf(GROUPS.other),
+        clientLeaves: leavesOf(GROUPS.client),
         idleMicrosPerRequest: perRequest(idle.reduce((sum, s) => sum + s.micros, 0)),
         groups,
       };
@@ -157,6 +161,8 @@ if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
         console.log(`\n"other" of ${mode}, by innermost frame:`);
         for (const [leaf, micros] of r[mode].otherLeaves) console.log(`${leaf}\t${micros}`);
       }
+      console.log(`\n"${GROUPS.client}" of client, by innermost frame:`);
+      for (const [leaf, micros] of r.client.clientLeaves) console.log(`${leaf}\t${micros}`);
     })
     .catch((error: unknown) => {
       console.error(error);
