@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { startSimulator } from '../src/simulator/index.js';
 import { clientBenchModes, runLanes } from './client.js';
 import type { Worker } from './client.js';
-import { groupSamples, isHttpFrame, samplesOf } from './cpu-profile-samples.js';
+import { groupSamples, inCompiledZodValidator, isHttpFrame, samplesOf } from './cpu-profile-samples.js';
 import type { CpuProfile, Sample } from './cpu-profile-samples.js';
 
 /** The groups of the table. */
@@ -56,6 +56,7 @@ function groupOf(sample: Sample): string {
   if (fn === '(garbage collector)') return GROUPS.gc;
   if (READ_BODY.test(fn)) return GROUPS.body;
   if (/zod/.test(url) || fn.startsWith('RegExp')) return GROUPS.validation;
+  if (inCompiledZodValidator(sample)) return GROUPS.validation;
   if (/\/dist\/src\/api\//.test(url)) return GROUPS.client;
   if (isHttpFrame(leaf)) return GROUPS.http;
   if (/runMicrotasks|nextTick|processTicksAndRejections|timers/.test(`${fn} ${url}`)) return GROUPS.async;

@@ -39,6 +39,23 @@ export function isHttpFrame(frame: CallFrame): boolean {
   return HTTP_URL.test(frame.url) || HTTP_FN.test(frame.functionName);
 }
 
+/**
+ * Whether a sample ran in a validator that `z.compile` generated (src/api/wire.ts): those are
+ * anonymous functions with no script URL, nested in one another, and the first frame out of them
+ * that has a URL is zod's. Their time is response validation, though no frame names zod.
+ */
+export function inCompiledZodValidator(sample: Sample): boolean {
+  const leaf = sample.stack[0];
+  if (
+    leaf === undefined ||
+    leaf.url !== '' ||
+    (leaf.functionName !== '' && leaf.functionName !== '(anonymous)')
+  )
+    return false;
+  const caller = sample.stack.find((f) => f.url !== '');
+  return caller !== undefined && /zod/.test(caller.url);
+}
+
 /** Frames of our own code (the built `src/` and `pipelines/`), as the profile names them. */
 export const OUR_CODE = /\/dist\/(src|pipelines)\//;
 

@@ -58,7 +58,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
           figure: `profile GETs/s through our client, concurrency ${row.concurrency}`,
           value: `${fmt(row.clientRps, 0)}/s`,
           baseline: `bare undici.request loop ${fmt(row.bareRps, 0)}/s`,
-          ratio: fmt(row.ratio),
+          // Three decimals, as measured: two would print 0.899, a missed target, as 0.9.
+          ratio: fmt(row.ratio, 3),
           target: `≥ ${row.target}`,
           met: row.ratio >= row.target,
         })),
@@ -789,38 +790,39 @@ function baselineRunsNote(r: BaselineRuns): string {
 const CLIENT_PROFILE = {
   measured:
     'CPU profile of both modes at concurrency 8, 15 alternating rounds of a second each, measured ' +
-    '2026-11-27T23:19Z on 2 Intel Xeon cores',
+    '2026-11-27T23:54Z on 2 Intel Xeon cores',
   table: [
-    ["the simulator (its code and Node's HTTP server)", '33.1', '34.5'],
-    ['HTTP client (undici, sockets)', '12.8', '13.0'],
-    ["reading and parsing bodies (undici's body reader, JSON.parse)", '12.0', '12.2'],
-    ['response validation (zod, with its timestamp pattern)', '–', '3.9'],
-    ['our client: transport, retries, limiter, URLs', '–', '2.3'],
-    ['promises, ticks, timers', '2.0', '2.8'],
-    ['garbage collection', '6.3', '6.3'],
-    ['other (the loop itself, V8, Node internals)', '5.9', '5.7'],
-    ['total', '72.1', '80.7'],
+    ["the simulator (its code and Node's HTTP server)", '31.7', '31.9'],
+    ['HTTP client (undici, sockets)', '11.2', '11.8'],
+    ["reading and parsing bodies (undici's body reader, JSON.parse)", '12.0', '11.3'],
+    ['response validation (zod, with its timestamp pattern)', '–', '2.4'],
+    ['our client: transport, retries, limiter, URLs', '–', '1.4'],
+    ['promises, ticks, timers', '2.0', '2.4'],
+    ['garbage collection', '5.8', '5.5'],
+    ['other (the loop itself, V8, Node internals)', '5.6', '4.9'],
+    ['total', '68.3', '71.6'],
   ],
   reading:
-    "Our client's own work is the response validation (3.9 µs), its transport with the retry loop and " +
-    'the limiter (2.3 µs) and the promises of those layers (0.8 µs more than the bare loop): about 7 µs ' +
-    "per request, 10 % of the bare loop's 72 µs, most of the 11 % more that a 0.9 target allows; the " +
-    'simulator row, the same code serving both modes, came out 1.4 µs higher for the client in this ' +
-    'profile (2.1 and 2.6 µs higher in two profiles of 8 rounds that evening). In the rounds of this profile the client ' +
-    "made 0.90 of the bare loop's requests. Since the evening of 2026-11-27 a request goes through three async " +
-    'functions of the transport instead of eight (the retry loop takes and gives back its limiter slot ' +
-    "itself; the send and the body read return undici's promises as they are). Measured without a network " +
-    '(an in-memory dispatcher answering every request with the same 2.7 KB profile, 8 in flight, both ' +
-    'versions alternating in one process, 12 rounds of 20,000 requests each), our client went from a ' +
-    'median of 13.1 and 13.3 µs of CPU per request to 12.6 in two runs, about half a microsecond less; of ' +
-    'those 12.6, JSON.parse of the body takes 8 µs and zod 2.9 (each measured alone on the same body). A CPU profile of the two network modes is ' +
-    'too noisy to show so little: profiles of 8 rounds put the client mode at 0.86–0.93 of the bare ' +
-    "loop's busy time before the change (three) and 0.86–1.00 after it (four). " +
-    'The process runs a mark-compact garbage ' +
-    'collection about every 2 s (`--trace-gc`, the bare loop alone at concurrency 8: one every 2.1 s, ' +
-    'each 100–130 ms from the start of marking to its end, the heap 80 MB after it), which takes about half ' +
-    "of the requests of the 250 ms it falls in: whichever mode's second it falls in loses up to a tenth, " +
-    'one reason single rounds spread as far as they do.',
+    "Our client's own work is the response validation (2.4 µs), its transport with the retry loop and " +
+    'the limiter (1.4 µs) and the promises of those layers (0.4 µs more than the bare loop): about 4 µs ' +
+    "per request, 6 % of the bare loop's 68 µs, where a 0.9 target allows 11 %. In the rounds of this " +
+    "profile the client made 0.97 of the bare loop's requests. Two changes of the evening of 2026-11-27 " +
+    'took it there from about 7 µs (a profile at 23:19Z that evening: validation 3.9, transport 2.3, ' +
+    "promises 0.8 more; 0.90 of the bare loop's requests): the response schemas compiled with " +
+    '`z.compile` (src/api/wire.ts; a profile of the simulator validated in 1.3–1.5 µs against 2.9–3.6, ' +
+    'measured alone), and a request going through three async functions of the transport instead of ' +
+    'eight (the retry loop takes and gives back its limiter slot itself; the send and the body read ' +
+    "return undici's promises as they are). Measured without a network (an in-memory dispatcher " +
+    'answering every request with the same 2.7 KB profile, 8 in flight, the two versions alternating in ' +
+    'one process, 12 rounds of 20,000 requests each, two runs per comparison), our client took a median ' +
+    'of 13.1–13.3 µs of CPU per request before both, 12.6 after the transport change and 11.0–11.2 after ' +
+    'both; JSON.parse of the body is about 8 µs of that. A CPU profile of the two network modes is too ' +
+    'noisy to show the transport change alone: profiles of 8 rounds put the client mode at 0.86–0.93 of ' +
+    "the bare loop's busy time before it (three) and 0.86–1.00 after it (four). The process runs a " +
+    'mark-compact garbage collection about every 2 s (`--trace-gc`, the bare loop alone at concurrency ' +
+    '8: one every 2.1 s, each 100–130 ms from the start of marking to its end, the heap 80 MB after it), ' +
+    "which takes about half of the requests of the 250 ms it falls in: whichever mode's second it falls " +
+    'in loses up to a tenth, one reason single rounds spread as far as they do.',
 };
 
 /** How the service of each (f) point of bench/sync.ts spells what it sends. */
@@ -1171,11 +1173,13 @@ export async function writeReport(): Promise<void> {
       lines.push(`## ${name}`, '', 'Not measured yet.', '');
       continue;
     }
+    // Notes and figures are derived from the stored result, so a reworded note or a figure shown
+    // with other digits needs no new measurement.
+    const module = BENCHES[name] ? await BENCHES[name]() : undefined;
+    if (module !== undefined) record.figures = module.figures(record.result);
     current.set(name, record);
     for (const f of record.figures)
       if (f.met === false) missed.push(`${name}: ${f.figure} (${f.ratio}, target ${f.target})`);
-    // Notes are derived from the stored result, so a reworded note needs no new measurement.
-    const module = BENCHES[name] ? await BENCHES[name]() : undefined;
     const notesOf = module?.notes ?? (await moduleNotes(name));
     const notes = notesOf ? notesOf(record.result) : (record.notes ?? []);
     lines.push(

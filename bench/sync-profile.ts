@@ -13,7 +13,13 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { groupSamples, isHttpFrame, readCpuProfile, samplesOf } from './cpu-profile-samples.js';
+import {
+  groupSamples,
+  inCompiledZodValidator,
+  isHttpFrame,
+  readCpuProfile,
+  samplesOf,
+} from './cpu-profile-samples.js';
 import type { CallFrame, Sample } from './cpu-profile-samples.js';
 
 /** One thread's share of the sync's CPU: µs per profile by group, and its idle time. */
@@ -101,7 +107,7 @@ const WRITER_ROWS: Record<string, string> = {
 };
 
 function rowOf(thread: 'main' | 'writer', sample: Sample): string {
-  const kind = kindOf(sample.stack[0]!);
+  const kind = inCompiledZodValidator(sample) ? 'validation' : kindOf(sample.stack[0]!);
   if (kind === 'idle') return 'idle';
   const rows = thread === 'main' ? MAIN_ROWS : WRITER_ROWS;
   return (
