@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
@@ -8,118 +7,29 @@ import { noopLogger } from '../log/logger.js';
 import { redact } from '../log/redact.js';
 import { AbortedError } from '../util/domain-sync-error.js';
 import { sleep as abortableSleep } from '../util/sleep.js';
-import { ApiError, errorFromResponse, headerValue, NetworkError, ProtocolError } from './errors.js';
-import type { NetworkFailure } from './errors.js';
+import { abortRelayOf } from './abort-relay.js';
+import { ApiError, errorFromResponse, NetworkError, ProtocolError } from './errors.js';
 import { RequestLimiter } from './limiter.js';
+import { classifyNetworkError } from './network-failure.js';
 import type { ClientOptions, ResolvedClientOptions } from './options.js';
 import { decideRetry } from './retry.js';
 import type { RetryPolicy } from './retry.js';
+import { BodyTooLarge, readBodyText } from './response-body.js';
 import type { ApiTransport, JsonRequest, JsonResponse, StreamResponse, TextResponse } from './transport.js';
 import { parseBaseUrl, resolveServiceUrl, serviceUrl } from './urls.js';
 import type { ParsedBaseUrl, ResolvedUrl } from './urls.js';
 import { parseJsonText } from './wire.js';
 
 /*
- * The HTTP side of the client: the one module that sends through undici. The retry loop, reading
- * (and capping) response bodies, and telling network failures apart by whether the request may
- * have reached the service.
+ * The HTTP side of the client: the one module that sends through undici. The retry loop, the
+ * limiter slots, the request log, and mapping each answer or failure to its error. Beside it:
+ * reading (and capping) response bodies (`response-body.ts`), telling network failures apart by
+ * whether the request may have reached the service (`network-failure.ts`), and what undici
+ * listens to for an abort (`abort-relay.ts`).
  */
-
-/**
- * What undici listens to for a request's abort instead of the caller's AbortSignal: one
- * EventEmitter per signal, which emits `abort` (with the signal's `reason`) when the signal
- * aborts. undici documents an EventEmitter as a request's `signal`.
- *
- * Why: a sync sends every request with the run's one signal, and undici given an AbortSignal
- * registers a listener on it through Node's EventTarget for each request. Measured with the bare
- * undici loop on loopback (2026-11-27, 40,000 profiles, three alternating runs each), passing an
- * AbortSignal raised the loop's CPU per request by 9–18 µs, and a CPU profile put most of it in
- * garbage collection (5.3 → 12.8 µs per request); the relay's listeners are plain array entries.
- * In the sync itself the gain is inside this machine's run-to-run spread (loopback, profile
- * writes discarded, four alternating pairs: 177–209 against 176–253 µs per profile). The relay
- * has no `aborted` property, so undici takes it for an EventEmitter; an already aborted signal is
- * checked before sending ({@link HttpTransport} `#send`).
- */
-interface AbortRelay extends EventEmitter {
-  reason?: unknown;
-}
-
-const abortRelays = new WeakMap<AbortSignal, AbortRelay>();
-
-/** The {@link AbortRelay} of `signal`, made on first use; the signal must not be aborted yet. */
-function abortRelayOf(signal: AbortSignal): AbortRelay {
-  let relay = abortRelays.get(signal);
-  if (relay === undefined) {
-    const made: AbortRelay = new EventEmitter();
-    // As many listeners as requests in flight on the signal (the run's concurrency).
-    made.setMaxListeners(0);
-    signal.addEventListener(
-      'abort',
-      () => {
-        made.reason = signal.reason;
-        made.emit('abort');
-      },
-      { once: true },
-    );
-    abortRelays.set(signal, (relay = made));
-  }
-  return relay;
-}
 
 /** How much of an error response body is read (the rest is discarded). */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-/** Classifies a transport error by its code (undici `UND_ERR_*` or a system `E…` code). */
-function classifyNetworkError(error: unknown): {
-  failure: NetworkFailure;
-  requestSent: boolean;
-  what: string;
-  retryable: boolean;
-} {
-  const record = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  const code = String(record?.code ?? record?.cause?.code ?? '');
-  switch (code) {
-    // The connection was never made, so the request surely did not reach the service.
-    case 'ECONNREFUSED':
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return {
-        failure: 'connect',
-        requestSent: false,
-        what: `connection refused (${code})`,
-        retryable: true,
-      };
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return { failure: 'dns', requestSent: false, what: `host not found (${code})`, retryable: true };
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return { failure: 'connect_timeout', requestSent: false, what: 'connect timeout', retryable: true };
-    // The client itself is closed: nothing was sent, and retrying cannot help.
-    case 'UND_ERR_CLOSED':
-    case 'UND_ERR_DESTROYED':
-      return { failure: 'other', requestSent: false, what: 'client closed', retryable: false };
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-      return {
-        failure: 'timeout',
-        requestSent: true,
-        what: 'timed out waiting for the response',
-        retryable: true,
-      };
-    // A reset may come before or after the service processed the request: ambiguous.
-    case 'ECONNRESET':
-    case 'EPIPE':
-    case 'UND_ERR_SOCKET':
-      return { failure: 'reset', requestSent: true, what: `connection reset (${code})`, retryable: true };
-    default:
-      return {
-        failure: 'other',
-        requestSent: true,
-        what: code ? `request failed (${code})` : 'request failed',
-        retryable: true,
-      };
-  }
-}
 
 /**
  * The HTTP layer. Applies the base URL and origin rule, the
@@ -225,9 +135,9 @@ export class HttpTransport implements ApiTransport {
   }
 
   /**
-   * The retry loop: each attempt takes a limiter slot; backoff waits hold none. The slot is taken
-   * and given back here rather than through `RequestLimiter.run`, one promise layer fewer per
-   * request (see `#attempt`).
+   * The retry loop: each attempt takes a limiter slot (`tryStart`, else `waitToStart`) and gives
+   * it back (`finish`) in this function, with no promise layer of its own (see `#attempt`);
+   * backoff waits hold none.
    */
   async #withRetries<T>(request: JsonRequest, attemptFn: (attempt: number) => Promise<T>): Promise<T> {
     const started = this.#now();
@@ -352,12 +262,7 @@ export class HttpTransport implements ApiTransport {
   }
 
   #attemptJson(request: JsonRequest, attempt: number): Promise<JsonResponse> {
-    return this.#attempt(
-      request,
-      attempt,
-      false,
-      (response) => this.#readBody(request, response, true) as Promise<JsonResponse>,
-    );
+    return this.#attempt(request, attempt, false, (response) => this.#readBody(request, response, true));
   }
 
   #attemptStream(request: JsonRequest, attempt: number): Promise<StreamResponse> {
@@ -413,6 +318,8 @@ export class HttpTransport implements ApiTransport {
    * A 2xx answer's body read under its cap, not empty, and with `parse` parsed as JSON (a
    * {@link JsonResponse}); or the error the answer stands for.
    */
+  #readBody(request: JsonRequest, response: Dispatcher.ResponseData, parse: true): Promise<JsonResponse>;
+  #readBody(request: JsonRequest, response: Dispatcher.ResponseData, parse: false): Promise<TextResponse>;
   async #readBody(
     request: JsonRequest,
     response: Dispatcher.ResponseData,
@@ -466,51 +373,4 @@ export class HttpTransport implements ApiTransport {
     // the caller's signal still aborts it.
     return { status, headers: response.headers, body: response.body as unknown as Readable };
   }
-}
-
-class BodyTooLarge extends Error {}
-
-/**
- * Reads a body as UTF-8 text, up to `cap` bytes. Over the cap: throws {@link BodyTooLarge}, or
- * with `truncateOk` returns the first `cap` bytes (error bodies are only excerpted). A body with
- * a Content-Length within the cap goes through undici's fast `text()`; otherwise chunks are
- * counted as they arrive. Not an async function: the fast path hands back undici's promise as it is.
- */
-function readBodyText(
-  body: Dispatcher.ResponseData['body'],
-  cap: number,
-  truncateOk: boolean,
-  headers: Record<string, unknown>,
-): Promise<string> {
-  const lengthHeader = headerValue(headers, 'content-length');
-  const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
-  if (Number.isFinite(declared) && declared <= cap) return body.text();
-  if (!truncateOk && Number.isFinite(declared)) {
-    body.destroy();
-    return Promise.reject(new BodyTooLarge());
-  }
-  return new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= cap) {
-        chunks.push(chunk);
-        return;
-      }
-      body.removeAllListeners('data');
-      body.removeAllListeners('end');
-      body.on('error', () => {});
-      body.destroy();
-      if (!truncateOk) {
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(chunk.subarray(0, chunk.length - (size - cap)));
-      finish();
-    });
-    body.once('end', finish);
-    body.once('error', reject);
-  });
 }
