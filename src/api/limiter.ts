@@ -58,25 +58,11 @@ export class RequestLimiter {
   }
 
   /**
-   * Runs `task` when a slot is free and the rate allows a start. Rejects with
-   * {@link AbortedError} if `signal` aborts while waiting; once started, the task handles the
-   * signal itself.
-   */
-  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (!this.tryStart(signal)) await this.waitToStart(signal);
-    try {
-      return await task();
-    } finally {
-      this.finish();
-    }
-  }
-
-  /**
    * Takes a slot now if one is free, the rate allows a start and nobody waits ahead: true, and
    * the caller must call {@link finish} when its request ends. False: call {@link waitToStart}.
-   * Throws {@link AbortedError} if `signal` has aborted. With {@link waitToStart} and
-   * {@link finish}, what {@link run} does, for a caller that would rather not add a promise
-   * layer to every request (the transport's retry loop).
+   * Throws {@link AbortedError} if `signal` has aborted; once started, the request handles the
+   * signal itself. Three calls rather than one `run(task)`, so that the caller (the transport's
+   * retry loop, `#withRetries` in http-transport.ts) adds no promise layer to every request.
    */
   tryStart(signal?: AbortSignal): boolean {
     if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
@@ -183,7 +169,7 @@ export class RequestLimiter {
   }
 
   /**
-   * Drops waiting requests: they never start, and their `run()` rejects with
+   * Drops waiting requests: they never start, and their `waitToStart()` rejects with
    * {@link AbortedError} (`ERR_ABORTED`). Used by `close()`; requests in flight go on.
    */
   clear(): void {

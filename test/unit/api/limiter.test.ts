@@ -15,6 +15,23 @@ function gate(log: string[], name: string) {
   };
 }
 
+/**
+ * Runs `task` in a slot of `limiter` as the transport's retry loop runs each attempt
+ * (`#withRetries` in src/api/http-transport.ts): tryStart, else waitToStart; finish at the end.
+ */
+async function runLimited<T>(
+  limiter: RequestLimiter,
+  task: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  if (!limiter.tryStart(signal)) await limiter.waitToStart(signal);
+  try {
+    return await task();
+  } finally {
+    limiter.finish();
+  }
+}
+
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** How `promise` stands after at most `ms`: settled, or still pending (so a hang fails fast). */
@@ -40,7 +57,7 @@ describe.each([
     const limiter = new RequestLimiter({ concurrency: 2, requestsPerSecond });
     const log: string[] = [];
     const gates = ['a', 'b', 'c', 'd'].map((n) => gate(log, n));
-    const results = gates.map((g) => limiter.run(g.task));
+    const results = gates.map((g) => runLimited(limiter, g.task));
     await tick();
     expect(log).toEqual(['start a', 'start b']);
     expect(limiter.running).toBe(2);
@@ -58,8 +75,8 @@ describe.each([
 
   test('a failing task frees its slot', async () => {
     const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
-    await expect(limiter.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    await expect(limiter.run(() => Promise.resolve(7))).resolves.toBe(7);
+    await expect(runLimited(limiter, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(runLimited(limiter, () => Promise.resolve(7))).resolves.toBe(7);
     expect(limiter.running).toBe(0);
   });
 
@@ -67,9 +84,9 @@ describe.each([
     const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
     const log: string[] = [];
     const first = gate(log, 'first');
-    const running = limiter.run(first.task);
+    const running = runLimited(limiter, first.task);
     const controller = new AbortController();
-    const waiting = limiter.run(gate(log, 'never').task, controller.signal);
+    const waiting = runLimited(limiter, gate(log, 'never').task, controller.signal);
     await tick();
     controller.abort();
     await expect(waiting).rejects.toMatchObject({ code: 'ERR_ABORTED' });
@@ -87,7 +104,7 @@ describe.each([
     expect(limiter.tryStart()).toBe(false);
     const log: string[] = [];
     const waiter = gate(log, 'waiter');
-    const waiting = limiter.run(waiter.task);
+    const waiting = runLimited(limiter, waiter.task);
     await tick();
     expect(limiter.waiting).toBe(1);
     limiter.finish();
@@ -114,7 +131,7 @@ describe.each([
     const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
     const controller = new AbortController();
     controller.abort();
-    await expect(limiter.run(() => Promise.resolve(1), controller.signal)).rejects.toMatchObject({
+    await expect(runLimited(limiter, () => Promise.resolve(1), controller.signal)).rejects.toMatchObject({
       code: 'ERR_ABORTED',
     });
   });
@@ -125,8 +142,8 @@ describe.each([
     const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond });
     const log: string[] = [];
     const first = gate(log, 'first');
-    const running = limiter.run(first.task);
-    const waiting = limiter.run(gate(log, 'dropped').task);
+    const running = runLimited(limiter, first.task);
+    const waiting = runLimited(limiter, gate(log, 'dropped').task);
     await tick();
     expect(limiter.waiting).toBe(1);
     limiter.clear();
@@ -148,7 +165,7 @@ describe('RequestLimiter rate', () => {
     const starts: Array<{ name: number; at: number }> = [];
     await Promise.all(
       Array.from({ length: 9 }, (_, name) =>
-        limiter.run(async () => void starts.push({ name, at: performance.now() })),
+        runLimited(limiter, async () => void starts.push({ name, at: performance.now() })),
       ),
     );
     expect(starts.map((s) => s.name)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
@@ -164,7 +181,10 @@ describe('RequestLimiter rate', () => {
     // 1,000,000 rps: k = 50,000 starts per 50 ms. Requests 60 ms apart never share a window.
     const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 1_000_000 });
     for (let i = 0; i < 4; i++) {
-      await Promise.all([limiter.run(() => Promise.resolve(i)), limiter.run(() => Promise.resolve(i))]);
+      await Promise.all([
+        runLimited(limiter, () => Promise.resolve(i)),
+        runLimited(limiter, () => Promise.resolve(i)),
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 60));
     }
     // Each pair takes the two slots of the pair before it: the ring stays at two.
@@ -174,11 +194,11 @@ describe('RequestLimiter rate', () => {
   test('a request waiting for the window, not for a slot, can still be aborted or dropped', async () => {
     // 1 start per second: the second and third requests wait for the window.
     const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 1 });
-    await expect(limiter.run(() => Promise.resolve('first'))).resolves.toBe('first');
+    await expect(runLimited(limiter, () => Promise.resolve('first'))).resolves.toBe('first');
     const controller = new AbortController();
     const log: string[] = [];
-    const aborted = limiter.run(async () => void log.push('aborted ran'), controller.signal);
-    const dropped = limiter.run(async () => void log.push('dropped ran'));
+    const aborted = runLimited(limiter, async () => void log.push('aborted ran'), controller.signal);
+    const dropped = runLimited(limiter, async () => void log.push('dropped ran'));
     await tick();
     expect(limiter.waiting).toBe(2);
     controller.abort();

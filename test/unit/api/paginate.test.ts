@@ -83,29 +83,3 @@ describe('iterateDomainPages', () => {
     await expect(iterator.next()).rejects.toMatchObject({ code: 'ERR_ABORTED' });
   });
 });
-
-describe('RequestLimiter', () => {
-  it('rejects a task aborted while waiting for a slot with ERR_ABORTED', async () => {
-    const { RequestLimiter } = await import('../../../src/api/limiter.js');
-    const limiter = new RequestLimiter({ concurrency: 1, requestsPerSecond: Infinity });
-    let release!: () => void;
-    const first = limiter.run(() => new Promise<void>((resolve) => (release = resolve)));
-    const controller = new AbortController();
-    const second = limiter.run(async () => 'ran', controller.signal);
-    controller.abort();
-    await expect(second).rejects.toMatchObject({ code: 'ERR_ABORTED' });
-    release();
-    await first;
-  });
-
-  it('spaces starts to the configured rate', async () => {
-    const { RequestLimiter } = await import('../../../src/api/limiter.js');
-    const limiter = new RequestLimiter({ concurrency: 10, requestsPerSecond: 20 });
-    const starts: number[] = [];
-    await Promise.all(
-      Array.from({ length: 4 }, () => limiter.run(async () => void starts.push(performance.now()))),
-    );
-    // 20 rps = 1 start per 50 ms; 4 starts span at least ~150 ms (lower bound only).
-    expect(starts[3]! - starts[0]!).toBeGreaterThanOrEqual(140);
-  });
-});
