@@ -55,8 +55,7 @@ function groupOf(sample: Sample): string {
   const { url, functionName: fn } = leaf;
   if (fn === '(garbage collector)') return GROUPS.gc;
   if (READ_BODY.test(fn)) return GROUPS.body;
-  if (/zod/.test(url) || fn.startsWith('RegExp')) return GROUPS.validation;
-  if (inCompiledZodValidator(sample)) return GROUPS.validation;
+  if (/zod/.test(url) || fn.startsWith('RegExp') || inCompiledZodValidator(sample)) return GROUPS.validation;
   if (/\/dist\/src\/api\//.test(url)) return GROUPS.client;
   if (isHttpFrame(leaf)) return GROUPS.http;
   if (/runMicrotasks|nextTick|processTicksAndRejections|timers/.test(`${fn} ${url}`)) return GROUPS.async;

@@ -20,7 +20,7 @@ import {
   readCpuProfile,
   samplesOf,
 } from './cpu-profile-samples.js';
-import type { CallFrame, Sample } from './cpu-profile-samples.js';
+import type { Sample } from './cpu-profile-samples.js';
 
 /** One thread's share of the sync's CPU: µs per profile by group, and its idle time. */
 export interface ThreadShares {
@@ -34,7 +34,8 @@ const STARTUP =
 const ASYNC = /runMicrotasks|nextTick|processTicksAndRejections|event_target|abort|timers|events|async_hooks/;
 
 /** What the innermost frame does (the rules the table of 2026-11-27T03:00Z was grouped by). */
-function kindOf(leaf: CallFrame): string {
+function kindOf(sample: Sample): string {
+  const leaf = sample.stack[0]!;
   const { url, functionName: fn } = leaf;
   if (fn === '(idle)') return 'idle';
   if (fn === '(garbage collector)') return 'gc';
@@ -42,7 +43,7 @@ function kindOf(leaf: CallFrame): string {
   if (/better-sqlite3/.test(url) || (['exec', 'run', 'all', 'get', 'iterate'].includes(fn) && url === ''))
     return 'sqlite-call';
   if (isHttpFrame(leaf)) return 'http';
-  if (/zod/.test(url) || /^RegExp/.test(fn)) return 'validation';
+  if (/zod/.test(url) || /^RegExp/.test(fn) || inCompiledZodValidator(sample)) return 'validation';
   // JSON.parse of a body runs in these (inlined, it is their self time): on the main thread the
   // listing pages, on the writer thread the profile texts.
   if (
@@ -107,7 +108,7 @@ const WRITER_ROWS: Record<string, string> = {
 };
 
 function rowOf(thread: 'main' | 'writer', sample: Sample): string {
-  const kind = inCompiledZodValidator(sample) ? 'validation' : kindOf(sample.stack[0]!);
+  const kind = kindOf(sample);
   if (kind === 'idle') return 'idle';
   const rows = thread === 'main' ? MAIN_ROWS : WRITER_ROWS;
   return (

@@ -92,8 +92,8 @@ export type ProfileSection = Known<(typeof PROFILE_SECTIONS)[number]>;
  * error messages are the same as uncompiled. This is the client's hot path (every listing page
  * and every profile of a sync): a profile of the simulator validated in 1.3–1.5 µs against
  * 2.9–3.6 µs uncompiled, a listing page of 50 in 2.8–2.9 against 5.9–6.6 µs (Node 24, 2 Intel
- * Xeon cores, 2026-11-27, three runs). Compile the final schema: one derived from a compiled
- * schema (`.extend()`, `.refine()`) is not compiled.
+ * Xeon cores, 2026-11-27, three rounds of 100,000 in one process). Compile the final schema:
+ * one derived from a compiled schema (`.extend()`, `.refine()`) is not compiled.
  */
 function envelope<T extends z.ZodType>(data: T) {
   return z.compile(
