@@ -920,7 +920,7 @@ const SYNC_PROFILE = {
     "are V8's: sampling /proc's per-thread CPU by thread name in one run of this sync (2026-11-28T01:14Z, 20,000 domains, " +
     "loopback), all of it, 1,240 ms (62 µs per profile), was V8's worker thread, against 530 ms in the bare " +
     'undici loop; with `--single-threaded-gc` 730 ms stayed there, and with `--no-concurrent-recompilation` ' +
-    '580 ms: garbage-collection helpers and background compilation of both threads\' code in about equal ' +
+    "580 ms: garbage-collection helpers and background compilation of both threads' code in about equal " +
     'parts (single runs each; a sync of 100,000 domains spreads the compilation over five times the profiles). ' +
     'What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
     'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
