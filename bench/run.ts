@@ -867,29 +867,29 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    "measured 2026-11-28T01:13Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each with the compiled response schemas (z.compile), new domains' listing rows held until their profile writes them, the request limiter without p-queue and the writer thread at a lower priority",
+    "measured 2026-11-28T01:24Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each with the compiled response schemas (z.compile), new domains' listing rows held until their profile writes them, the request limiter and the task queue without p-queue and the writer thread at a lower priority",
   table: [
-    ['main', 'HTTP (undici, sockets)', '44'],
-    ['main', 'garbage collection', '25'],
-    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '13'],
+    ['main', 'HTTP (undici, sockets)', '39'],
+    ['main', 'garbage collection', '18'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '12'],
     ['main', 'other (program, V8, Node internals)', '12'],
     ['main', 'start-up (module loading)', '10'],
-    ['main', 'promises, events, abort signals, timers', '10'],
-    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '5'],
-    ['main', 'task queue (p-queue, src/runtime/queue.ts)', '4'],
+    ['main', 'promises, events, abort signals, timers', '8'],
+    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '3'],
     ['main', 'listing: classifying pages, run bookkeeping', '3'],
     ['main', 'response validation (zod, with its timestamp pattern)', '2'],
-    ['main', 'handing batches to the writer thread', '2'],
-    ['writer', 'SQLite: domain and section upserts', '61'],
-    ['writer', 'SQLite: licence and payment-method upserts', '43'],
-    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '24'],
-    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '22'],
-    ['writer', 'parsing the profile texts', '12'],
-    ['writer', 'program, message passing, other', '9'],
-    ['writer', 'garbage collection', '8'],
-    ['writer', 'SHA-1 of each profile', '8'],
+    ['main', 'handing batches to the writer thread', '1'],
+    ['main', 'task queue (src/runtime/queue.ts)', '1'],
+    ['writer', 'SQLite: domain and section upserts', '56'],
+    ['writer', 'SQLite: licence and payment-method upserts', '38'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '25'],
+    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '20'],
+    ['writer', 'parsing the profile texts', '13'],
+    ['writer', 'garbage collection', '9'],
     ['writer', 'start-up (module loading)', '8'],
-    ['writer', 'SQLite: listing rows', '5'],
+    ['writer', 'program, message passing, other', '6'],
+    ['writer', 'SQLite: listing rows', '6'],
+    ['writer', 'SHA-1 of each profile', '5'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
@@ -898,24 +898,24 @@ const SYNC_PROFILE = {
     'away on 2026-11-26, the socket writes took 166 µs of wall time per profile in the bare undici loop ' +
     'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
     'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
-    'functions that run them. The writer thread was idle 32 µs per profile (the main thread 123 µs: on ' +
-    'loopback it waits for the writer), and most of its busy time (133 of 200 µs) ' +
+    'functions that run them. The writer thread was idle 24 µs per profile (the main thread 121 µs: on ' +
+    'loopback it waits for the writer), and most of its busy time (125 of 186 µs) ' +
     'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections; no ' +
     'change_log rows, since a first sync is the baseline) is a B-tree insert into its table, and the domain row one ' +
     "into each of the domain indexes (the other tables' indexes are built at the end). In the profile of " +
     '2026-11-27T03:00Z, before the baseline, the licence and payment-method upserts with their change_log rows ' +
     'took 83 µs per profile of 263 on the writer thread (32 %); in that of 17:31Z the same day, after it, 74 of ' +
-    '309 (24 %); here 43 of 200 (22 %). Against the profile of 17:31Z (busy per profile: writer 309 µs, main ' +
-    "214): the writer's listing rows went from 25 to 5 µs and its domain and section upserts from 82 to 61, since a " +
+    '309 (24 %); here 38 of 186 (20 %). Against the profile of 17:31Z (busy per profile: writer 309 µs, main ' +
+    "214): the writer's listing rows went from 25 to 6 µs and its domain and section upserts from 82 to 56, since a " +
     "new domain's row is now written once, with its listing columns held until its profile, instead of inserted " +
-    "by the listing and rewritten by the profile; the writer's validation row went from 35 to 22 with the compiled " +
+    "by the listing and rewritten by the profile; the writer's validation row went from 35 to 20 with the compiled " +
     "response schemas. Not all of it is the code: the main thread's HTTP row (undici, which neither change " +
-    'touched) went from 76 to 44 and its garbage collection from 40 to 25, so the machine was faster too. A ' +
-    'second profile a minute later agreed with this one within 5 µs per row; runs hours apart differ more ' +
+    'touched) went from 76 to 39, so the machine was faster too (its garbage collection, 40 to 18, is also the task queue below). A ' +
+    'second profile a minute later agreed with this one within 2 µs per row; runs hours apart differ more ' +
     '(below). In the profile of 11:38Z on 2026-11-27, before the writer thread parsed and validated the ' +
     'profiles, the main thread spent 27 µs per profile in its client row (reading and parsing bodies, retries, ' +
-    'the limiter) and 10 validating, the writer 17 parsing the texts; here the main thread spends 5 and 2 (the ' +
-    'listing pages are still parsed and validated there), and the writer 12 parsing. ' +
+    'the limiter) and 10 validating, the writer 17 parsing the texts; here the main thread spends 3 and 2 (the ' +
+    'listing pages are still parsed and validated there), and the writer 13 parsing. ' +
     "The profile covers the main and writer threads only. The sync's other threads (the table at the top) " +
     "are V8's: sampling /proc's per-thread CPU by thread name in one run of this sync (2026-11-28T01:14Z, 20,000 domains, " +
     "loopback), all of it, 1,240 ms (62 µs per profile), was V8's worker thread, against 530 ms in the bare " +
@@ -963,7 +963,14 @@ const SYNC_PROFILE = {
     'above and the table at the top are both from after it: alternating CLI syncs of 20,000 domains on loopback, ' +
     'concurrency 8, six pairs: user+sys CPU 8.17–9.91 s, median 9.03, against 8.90–10.60 s, median 9.29, ' +
     'and shorter in each pair, 6.44–8.04 against 7.03–9.42 s; the store functions alone 157–186 against ' +
-    '153–194 µs per profile, medians 175 and 189, lower in 4 of 6 pairs). Runs of ' +
+    "153–194 µs per profile, medians 175 and 189, lower in 4 of 6 pairs); the pipelines' task queue a " +
+    'counter and a FIFO of its own (src/runtime/queue.ts) instead of p-queue, whose options object, id, ' +
+    'promise, async-context binding and events came with every task, one per profile (2026-11-28; the ' +
+    'profile above is after it, the table at the top before it: alternating runs of a full sync of 20,000 ' +
+    'domains on loopback, concurrency 8, six pairs: main thread CPU 1,550–1,700 ms against 1,660–1,790, ' +
+    'lower in each pair, CPU per profile 244–273 against 261–289 µs, lower in 5 of 6; the main thread ' +
+    'allocated 23.1 KB per profile against 25.8, sampled by the inspector with collected objects ' +
+    'included). Runs of ' +
     'the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +

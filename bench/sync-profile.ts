@@ -51,7 +51,7 @@ function kindOf(sample: Sample): string {
     (/profile-writer-apply/.test(url) && fn === 'memberOfText')
   )
     return 'parse-texts';
-  if (/p-queue|eventemitter3|runtime\/queue/.test(url)) return 'queue';
+  if (/runtime\/queue/.test(url)) return 'queue';
   if (STARTUP.test(`${url} ${fn}`)) return 'startup';
   if (fn === 'postMessage' || /worker|internal\/per_context\/messageport/.test(url)) return 'messages';
   if (/http-transport|api\/|limiter/.test(url)) return 'client';
@@ -89,7 +89,7 @@ const MAIN_ROWS: Record<string, string> = {
   validation: 'response validation (zod, with its timestamp pattern)',
   pipeline: LISTING,
   'store:values': LISTING,
-  queue: 'task queue (p-queue, src/runtime/queue.ts)',
+  queue: 'task queue (src/runtime/queue.ts)',
   messages: 'handing batches to the writer thread',
 };
 const WRITER_ROWS: Record<string, string> = {
