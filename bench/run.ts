@@ -922,6 +922,10 @@ const SYNC_PROFILE = {
     'undici loop; with `--single-threaded-gc` 730 ms stayed there, and with `--no-concurrent-recompilation` ' +
     "580 ms: garbage-collection helpers and background compilation of both threads' code in about equal " +
     'parts (single runs each; a sync of 100,000 domains spreads the compilation over five times the profiles). ' +
+    'Tried on the store functions alone and not kept (20,000 profiles, no HTTP, three alternating pairs ' +
+    'each, 2026-11-28): foreign keys off on the writer connection, 107–116 against 109–112 µs per profile; ' +
+    'the licence and payment-method tables WITHOUT ROWID, 126–129 against 112–122, and with domain_sections ' +
+    'too, 134–143 against 116–123. ' +
     'What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
     'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
     "profile); the task queue removing its own listeners instead of through addEventListener's `signal` " +
