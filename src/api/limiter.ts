@@ -74,7 +74,27 @@ export class RequestLimiter {
    * {@link AbortedError} if `signal` aborts first, or the limiter is cleared, holding none.
    */
   waitToStart(signal?: AbortSignal): Promise<void> {
-    return this.#waitForSlot(signal);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        // A wake-up for nobody would only hold the process open.
+        if (this.#waiters.length === 0) this.#cancelWakeUp();
+        reject(new AbortedError(undefined, { cause: signal?.reason }));
+      };
+      const waiter: Waiter = {
+        start: (): void => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        cancel: (error: unknown): void => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
   }
 
   /** Gives back the slot of a request that has ended, and starts whoever waits for it. */
@@ -127,30 +147,6 @@ export class RequestLimiter {
   #cancelWakeUp(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-  }
-
-  #waitForSlot(signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        const at = this.#waiters.indexOf(waiter);
-        if (at >= 0) this.#waiters.splice(at, 1);
-        // A wake-up for nobody would only hold the process open.
-        if (this.#waiters.length === 0) this.#cancelWakeUp();
-        reject(new AbortedError(undefined, { cause: signal?.reason }));
-      };
-      const waiter: Waiter = {
-        start: (): void => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        cancel: (error: unknown): void => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiters.push(waiter);
-    });
   }
 
   /** Requests waiting for a slot. */

@@ -133,7 +133,7 @@ describe('TaskQueue', () => {
     expect(ran).toEqual([0, 9]);
   });
 
-  it('keeps the order over many more tasks than it ever holds at once', async () => {
+  it('starts thousands of waiting tasks in the order they were added', async () => {
     const queue = new TaskQueue({ concurrency: 3, maxWaiting: 5000 });
     const order: number[] = [];
     for (let i = 0; i < 5000; i++)
