@@ -905,12 +905,14 @@ const SYNC_PROFILE = {
     "into each of the domain indexes (the other tables' indexes are built at the end). In the profile of " +
     '2026-11-27T03:00Z, before the baseline, the licence and payment-method upserts with their change_log rows ' +
     'took 83 µs per profile of 263 on the writer thread (32 %); in that of 17:31Z the same day, after it, 74 of ' +
-    '309 (24 %); here 38 of 186 (20 %). Against the profile of 17:31Z (busy per profile: writer 309 µs, main ' +
-    "214): the writer's listing rows went from 25 to 6 µs and its domain and section upserts from 82 to 56, since a " +
-    "new domain's row is now written once, with its listing columns held until its profile, instead of inserted " +
-    "by the listing and rewritten by the profile; the writer's validation row went from 35 to 20 with the compiled " +
-    "response schemas. Not all of it is the code: the main thread's HTTP row (undici, which neither change " +
-    'touched) went from 76 to 39, so the machine was faster too (its garbage collection, 40 to 18, is also the task queue below). A ' +
+    '309 (24 %); here 38 of 186 (20 %). Against the profile of 17:31Z (busy per profile: writer 309 µs, ' +
+    'main 214) every row fell, also rows of code that no change since touched: the licence and ' +
+    "payment-method upserts from 74 to 38, the main thread's HTTP (undici) from 76 to 39. The machine was " +
+    'that much faster at 01:24Z, so the two profiles cannot tell what each change was worth (the ' +
+    "alternating runs under 'What helped' below do). The rows those changes touched: the writer's listing " +
+    "rows 25 → 6 and its domain and section upserts 82 → 56 (a new domain's row written once, with its " +
+    'listing columns held until its profile), its validation 35 → 20 (the compiled response schemas), and ' +
+    "the main thread's task queue 7 → 1 and garbage collection 40 → 18 (the task queue without p-queue). A " +
     'second profile a minute later agreed with this one within 2 µs per row; runs hours apart differ more ' +
     '(below). In the profile of 11:38Z on 2026-11-27, before the writer thread parsed and validated the ' +
     'profiles, the main thread spent 27 µs per profile in its client row (reading and parsing bodies, retries, ' +
