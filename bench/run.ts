@@ -1010,7 +1010,11 @@ const FLOOR_EXPERIMENTS =
   'tables without a rowid (`WITHOUT ROWID`, one B-tree per table instead of two; plain INSERTs ' +
   '114–167 µs against 102–134 µs as they are, store functions 173–217 against 178–200 µs, five ' +
   'pairs), foreign-key checks off on the writing connection (149–164 against 148–170 µs, four ' +
-  'rounds) and a 1 GiB `mmap_size` (151–170 µs, four rounds).';
+  'rounds) and a 1 GiB `mmap_size` (151–170 µs, four rounds). Fewer calls through the binding ' +
+  'made it worse (2026-11-28, 20,000 profiles, three alternating pairs): the same rows handed to ' +
+  'SQLite as one JSON array per table and batch of 1,000 profiles, inserted by `INSERT … SELECT` ' +
+  "from `json_each(?)` (the array's `JSON.stringify` counted), cost 101–108 µs per profile " +
+  'against 70–73 µs row by row.';
 
 /**
  * The loopback and CPU points measured by hand on a quiet machine, with the lanes' waits and the
@@ -1039,8 +1043,16 @@ const QUIET_MACHINE_CHECK =
   'evening: 3,997 and 4,912 against 4,758 and 4,478 profiles/s). At 1,000,000 domains (two runs that ' +
   'evening) the full sync made 3,591 and 3,684 profiles/s, its writer thread using 193 and ' +
   '189 µs of CPU per profile; its peak RSS in the second was 387 MB. Of that, the two sets of the ' +
-  'domains a run has listed and queued hold about 80 MB at that size with the names (measured alone ' +
-  'on Node 24: 21 bytes a domain in each set and about 40 for each name), which grow with the catalogue.';
+  'domains a run has listed and queued held about 80 MB at that size with the names (measured alone ' +
+  'on Node 24: 21 bytes a domain in each set and about 40 for each name), which grow with the catalogue. ' +
+  'Since 2026-11-28 those two sets keep a 64-bit fingerprint of each domain instead of its name ' +
+  '(src/util/fingerprint-set.ts: 16–32 bytes a domain, off the JavaScript heap; a false match, about ' +
+  '3 in 100,000,000 at that size, leaves a profile for the next run or repeats a listing pass). In ' +
+  'alternating runs of a full sync of 1,000,000 domains on loopback (bench/sync-child.ts by hand, ' +
+  'two pairs) peak RSS was 295 and 298 MB against 373 and 374 MB with the sets of names, and the ' +
+  "main thread's CPU moved within the spread (70.2–77.8 s against 69.2–72.7 s, the writer thread's, " +
+  'whose code did not change, 186–195 s against 180–187 s); at 20,000 domains (three pairs) main ' +
+  'thread CPU was 1,540–1,560 ms against 1,510–1,560 ms.';
 
 /**
  * An ad hoc check of the writes-discarded point at concurrency 32 and 10 ms, made after the sync
