@@ -103,8 +103,9 @@ describe.each(WRITERS)('sync against the simulator (%s writer)', (profileWriter)
     expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
   });
 
-  it('--no-profiles stores the listing only; the next run fetches the due profiles', async () => {
-    const sim = await startTestSimulator({ domains: 300, seed: 5 });
+  it('--no-profiles stores the listing only; the next run fetches the due profiles, each once', async () => {
+    // 1,250 domains: the due profiles are read from the mirror 500 at a time (three pages).
+    const sim = await startTestSimulator({ domains: 1250, seed: 5 });
     const ctx = await openTestContext(sim, { profileWriter });
     const listingOnly = await syncPipeline(ctx, { profiles: false });
     expect(listingOnly.stats.profilesFetched).toBe(0);
@@ -113,10 +114,13 @@ describe.each(WRITERS)('sync against the simulator (%s writer)', (profileWriter)
       ctx.mirror.path,
       'SELECT count(company_name) AS n FROM domains',
     )[0]!;
-    expect(n).toBe(300);
+    expect(n).toBe(1250);
     const next = await syncPipeline(ctx);
-    expect(next.stats.due).toBe(300);
-    expect(next.stats.profilesFetched).toBe(300);
+    expect(next.stats.due).toBe(1250);
+    expect(next.stats.profilesFetched).toBe(1250);
+    const requested = profileRequests(sim);
+    expect(requested).toHaveLength(1250);
+    expect(new Set(requested).size).toBe(1250);
     expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
   });
 
