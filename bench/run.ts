@@ -1056,7 +1056,8 @@ const QUIET_MACHINE_CHECK =
   'every profile that run left due: until 2026-11-28 it read them all from the mirror and queued ' +
   'them at once, and at 1,000,000 domains (listed by `sync --no-profiles`, then `sync` by the CLI ' +
   'against `domain-sync simulate` on loopback, one run each) that sync peaked at 520 MB RSS and ' +
-  'took 11 min 6 s. It now reads them 500 at a time, in key order, and queues each page as the ' +
+  'took 11 min 6 s (its task queue then took each task off the front of an array with `shift()`, which ' +
+  'V8 makes slow on an array that long; the queue keeps a head index again). It now reads them 500 at a time, in key order, and queues each page as the ' +
   'task queue has room (pipelines/sync.ts `enqueueDue`): 313 MB and 4 min 3 s. The pages after ' +
   "the first seek the key's index (src/mirror/store/profiles-due.ts): through the `unlisted_at` " +
   'index, as the first page reads them, each page sorted every due domain again, 0.4 s a page ' +
