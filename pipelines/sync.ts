@@ -326,7 +326,7 @@ class SyncRun {
   private async listOnce(extra: Record<string, string>): Promise<boolean> {
     const { ctx, stats } = this;
     stats.passes += 1;
-    // Fingerprints, as `queued`: a false match counts as drift, and the next pass, whose
+    // Fingerprints, as `queued`: a false match counts as drift, and the next pass (or run), whose
     // fingerprints differ, lists that domain.
     const seen = new FingerprintSet();
     let drift = false;
@@ -378,15 +378,13 @@ class SyncRun {
   /**
    * Queues the profiles due from earlier runs, read from the mirror a page at a time and queued
    * as the queue has room: after `--no-profiles` on a large catalogue every domain is due, and a
-   * million waiting tasks held about 200 MB more at the sync's peak (docs/benchmarks.md "sync").
+   * sync that read and queued a million at once peaked about 200 MB higher (docs/benchmarks.md
+   * "sync").
    */
   private async enqueueDue(): Promise<void> {
     let after: string | undefined;
     for (;;) {
-      const page = listProfilesDue(this.ctx.mirror, {
-        limit: DUE_PAGE,
-        ...(after === undefined ? {} : { after }),
-      });
+      const page = listProfilesDue(this.ctx.mirror, { limit: DUE_PAGE, after });
       this.stats.due += page.length;
       for (const domain of page) this.enqueueProfile(domain);
       if (page.length < DUE_PAGE || this.stopError !== undefined || this.ctx.signal.aborted) return;

@@ -25,7 +25,7 @@ export class TaskQueue {
   /**
    * Waiting tasks: `waiting[head]` starts next. A head index, not `shift()`: V8's `shift()` moves
    * the whole array once it is large (taking 100,000 tasks off an array one by one took 0.8 s on
-   * Node 24, a million over two minutes), and an enrich adds every run it resumes at once.
+   * Node 24; a million had not finished after two minutes), and an enrich adds every run it resumes at once.
    */
   private waiting: Array<Task | undefined> = [];
   private head = 0;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
  * 1,000,000 domains the two `Set`s of names held about 80 MB, which the heap then grows around
  * (docs/benchmarks.md "sync").
  *
- * The price is that two different strings can share a fingerprint: `has` can answer true for a
+ * The price is that two different strings can share a fingerprint: `add` can answer false for a
  * string never added. For n members the chance that any two collide is about n² / 2^65 (3 in
  * 100,000,000 at 1,000,000 members), so callers use it only where such an answer costs little
  * (a profile left for the next run, a listing pass repeated). Each set draws a random seed for
@@ -21,18 +21,13 @@ export class FingerprintSet {
   #mask = 15;
   #size = 0;
   readonly #seed = randomBytes(4).readUInt32LE(0);
-  /** The fingerprint of the last string looked up ({@link FingerprintSet.#fingerprint}). */
+  /** The fingerprint of the last string added ({@link FingerprintSet.#fingerprint}). */
   #high = 0;
   #low = 0;
 
   /** Members added (fingerprints, so two strings that share one count once). */
   get size(): number {
     return this.#size;
-  }
-
-  has(value: string): boolean {
-    this.#fingerprint(value);
-    return this.#find(this.#high, this.#low) >= 0;
   }
 
   /** Adds `value`; false when it (or a string with its fingerprint) was already a member. */
@@ -80,8 +75,9 @@ export class FingerprintSet {
   /**
    * A 64-bit fingerprint of the string's UTF-16 code units into #high and #low: two 32-bit
    * multiplicative lanes mixed into each other at the end, after bryc's public-domain cyrb53
-   * (seeded as it is; both lanes kept, where cyrb53 keeps 53 bits). Not a cryptographic hash: the service's own
-   * domain names are its input, and a collision only costs what the class comment says.
+   * (seeded as it is; both lanes kept, where cyrb53 keeps 53 bits). Not a cryptographic hash:
+   * the service's own domain names are its input, and a collision only costs what the class
+   * comment says.
    */
   #fingerprint(value: string): void {
     let h1 = 0xdeadbeef ^ this.#seed;

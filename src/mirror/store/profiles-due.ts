@@ -9,7 +9,10 @@ import type { Mirror } from '../database.js';
  * time (the keys after `after`, at most `limit` of them), since after `--no-profiles` every
  * domain of the catalogue is due.
  */
-export function listProfilesDue(mirror: Mirror, options: { limit?: number; after?: string } = {}): string[] {
+export function listProfilesDue(
+  mirror: Mirror,
+  options: { limit?: number; after?: string | undefined } = {},
+): string[] {
   const limit = options.limit ?? -1;
   const rows = (
     options.after === undefined
