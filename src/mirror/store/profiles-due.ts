@@ -16,29 +16,28 @@ export function listProfilesDue(
   const limit = options.limit ?? -1;
   const rows = (
     options.after === undefined
-      ? cachedStatement(mirror, `${profilesDue('unlisted_at')} ORDER BY domain_normalized LIMIT ?`).all(limit)
+      ? cachedStatement(mirror, `${PROFILES_DUE} ORDER BY domain_normalized LIMIT ?`).all(limit)
       : cachedStatement(
           mirror,
-          `${profilesDue('+unlisted_at')} AND domain_normalized > ? ORDER BY domain_normalized LIMIT ?`,
+          `${PROFILES_DUE} AND domain_normalized > ? ORDER BY domain_normalized LIMIT ?`,
         ).all(options.after, limit)
   ) as Array<{ domain_normalized: string }>;
   return rows.map((r) => r.domain_normalized);
 }
 
 /**
- * The due domains' query, `unlisted` being how it names that column. A first page reads them
- * through the `unlisted_at` index, in table order, and sorts what is due: as cheap as a query
- * can be when few are. The pages after it seek the key's index past `after` (the unary `+` keeps
- * SQLite from choosing the `unlisted_at` index, which would sort every due domain again for each
- * page: 0.4 s a page with 1,000,000 due, against 2 ms).
+ * The due domains' query. It reads the partial index `domains_profile_due` (migration 0008),
+ * which holds exactly the domains due, in key order, and no `domains` row: each carries the raw
+ * profile, and at 1,000,000 domains reading them all to test the condition took 1.7 s with the
+ * file in the page cache, on every sync. The condition must stay the index's, term for term, or
+ * SQLite cannot use the index; `INDEXED BY` makes that an error at prepare time rather than a
+ * silent scan.
  */
-function profilesDue(unlisted: 'unlisted_at' | '+unlisted_at'): string {
-  return `SELECT domain_normalized FROM domains
-     WHERE ${unlisted} IS NULL
+const PROFILES_DUE = `SELECT domain_normalized FROM domains INDEXED BY domains_profile_due
+     WHERE unlisted_at IS NULL
        AND (profile_synced_at IS NULL
             OR (listing_last_enriched_at IS NOT NULL
                 AND (last_enriched_at IS NULL OR listing_last_enriched_at > last_enriched_at)))`;
-}
 
 /** Domains the service currently lists, as far as the mirror knows (rows without `unlisted_at`). */
 export function listedDomainCount(mirror: Mirror): number {

@@ -8,7 +8,7 @@ import {
   recordAccountSnapshot,
   recordCredits,
 } from '../../../src/mirror/store/credits.js';
-import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { markUnlisted, upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import {
   getEnrichmentRun,
@@ -418,6 +418,48 @@ describe('status reads', () => {
       oldestEnrichedAt: '2025-01-01T00:00:00.000Z',
       newestEnrichedAt: '2025-03-01T00:00:00.000Z',
       medianEnrichedAt: '2025-02-01T00:00:00.000Z',
+    });
+  });
+
+  it('leaves the unlisted domains out of the freshness, their dates and their missing profiles alike', async () => {
+    const mirror = await tempMirror();
+    const T1 = '2025-04-01T00:00:00Z';
+    const T2 = '2025-04-02T00:00:00Z';
+    // Seven profiles, one a month; the oldest, the newest and one below the median stop being
+    // listed, as does a domain never fetched, while another never-fetched one stays listed.
+    const dates = [1, 2, 3, 4, 5, 6, 7].map((m) => `2025-0${m}-01T00:00:00Z`);
+    const names = dates.map((_, i) => `d${i + 1}.example`);
+    upsertDomainSummaries(
+      mirror,
+      [...names, 'gone.example', 'new.example'].map((n) => summary(n)),
+      { listedAt: T1 },
+    );
+    upsertProfiles(
+      mirror,
+      names.map((n, i) => profile(n, { last_enriched_at: dates[i] as string })),
+      { syncedAt: T1 },
+    );
+    const unlisted = new Set(['d1.example', 'd3.example', 'd7.example', 'gone.example']);
+    upsertDomainSummaries(
+      mirror,
+      [...names, 'gone.example', 'new.example']
+        .filter((n) => !unlisted.has(n))
+        .map((n) => {
+          const i = names.indexOf(n);
+          return i < 0 ? summary(n) : summary(n, { last_enriched_at: dates[i] as string });
+        }),
+      { listedAt: T2 },
+    );
+    expect(markUnlisted(mirror, {}, { listedAt: T2, runStartedAt: T2 }).marked).toBe(4);
+
+    expect(mirrorCounts(mirror).domains).toEqual({ total: 9, listed: 5, unlisted: 4, withProfile: 7 });
+    // Listed with a profile: d2 (Feb), d4 (Apr), d5 (May), d6 (Jun); the lower median is April.
+    expect(freshness(mirror)).toEqual({
+      domains: 5,
+      profilesNeverFetched: 1,
+      oldestEnrichedAt: '2025-02-01T00:00:00.000Z',
+      newestEnrichedAt: '2025-06-01T00:00:00.000Z',
+      medianEnrichedAt: '2025-04-01T00:00:00.000Z',
     });
   });
 });
