@@ -7,6 +7,7 @@ import * as m0005 from './0005_add_change_seq.js';
 import * as m0006 from './0006_deferred_indexes.js';
 import * as m0007 from './0007_baseline.js';
 import * as m0008 from './0008_domain_read_indexes.js';
+import * as m0009 from './0009_change_seq_indexes.js';
 
 /**
  * Every migration of the mirror, by name, in order. Listed in code (not read from a folder at
@@ -21,6 +22,7 @@ export const MIRROR_MIGRATIONS: Readonly<Record<string, Migration>> = Object.fre
   '0006_deferred_indexes': m0006,
   '0007_baseline': m0007,
   '0008_domain_read_indexes': m0008,
+  '0009_change_seq_indexes': m0009,
 });
 
 /** A kysely `MigrationProvider` over {@link MIRROR_MIGRATIONS}. */
