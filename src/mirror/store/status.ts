@@ -40,14 +40,15 @@ function readCounts(mirror: Mirror): MirrorCounts {
     'SELECT count(*) AS n FROM domains INDEXED BY domains_without_profile WHERE profile_synced_at IS NULL',
   );
   const domains = { total, listed: total - unlisted, unlisted, withProfile: total - withoutProfile };
-  const licenses = cachedStatement(
-    mirror,
-    'SELECT count(*) - count(removed_at) AS active, count(removed_at) AS removed FROM licenses',
-  ).get() as MirrorCounts['licenses'];
-  const paymentMethods = cachedStatement(
-    mirror,
-    'SELECT count(*) - count(removed_at) AS active, count(removed_at) AS removed FROM payment_methods',
-  ).get() as MirrorCounts['paymentMethods'];
+  // A whole-table count(*) counts the cells of the smallest index's pages without decoding a
+  // row, several times faster than count(removed_at) over the same index; the removed rows are a
+  // range of the removed_at index.
+  const activeAndRemoved = (table: 'licenses' | 'payment_methods'): { active: number; removed: number } => {
+    const removed = count(mirror, `SELECT count(*) AS n FROM ${table} WHERE removed_at IS NOT NULL`);
+    return { active: count(mirror, `SELECT count(*) AS n FROM ${table}`) - removed, removed };
+  };
+  const licenses = activeAndRemoved('licenses');
+  const paymentMethods = activeAndRemoved('payment_methods');
   const runs = cachedStatement(
     mirror,
     'SELECT status, count(*) AS n FROM enrichment_runs GROUP BY status ORDER BY status',
@@ -107,7 +108,19 @@ function readFreshness(mirror: Mirror): MirrorFreshness {
     );
   const listedDates = `FROM domains INDEXED BY domains_last_enriched_at
      WHERE last_enriched_at IS NOT NULL AND unlisted_at IS NULL`;
-  const enriched = count(mirror, `SELECT count(*) AS n ${listedDates}`);
+  // Listed with a date: all domains, less those without a date (the start of the index) and the
+  // unlisted ones with a date (their partial index).
+  const enriched =
+    count(mirror, 'SELECT count(*) AS n FROM domains') -
+    count(
+      mirror,
+      'SELECT count(*) AS n FROM domains INDEXED BY domains_last_enriched_at WHERE last_enriched_at IS NULL',
+    ) -
+    count(
+      mirror,
+      `SELECT count(*) AS n FROM domains INDEXED BY domains_unlisted_by_last_enriched_at
+       WHERE unlisted_at IS NOT NULL AND last_enriched_at IS NOT NULL`,
+    );
   const at = (order: 'ASC' | 'DESC', offset: number): string | null =>
     (
       cachedStatement(
