@@ -1064,8 +1064,8 @@ const QUIET_MACHINE_CHECK =
   '(a page after the first read through the `unlisted_at` index sorted every due domain again: ' +
   '0.4 s a page with 1,000,000 due), and so did every sync with none due: at 1,000,000 domains ' +
   'an incremental sync with nothing to fetch read 4.3 GB of the mirror, 2.6 s wall with the ' +
-  'mirror in the page cache and 12.2 s without, now 1.2–1.4 s and 2.0 s (CLI, 2026-11-28, ' +
-  'one run each).';
+  'mirror in the page cache and 12.2 s without, now 1.2–3.3 s (four runs) and 2.0 s (CLI, ' +
+  '2026-11-28).';
 
 /**
  * An ad hoc check of the writes-discarded point at concurrency 32 and 10 ms, made after the sync

@@ -26,17 +26,22 @@ export interface OverviewCounts {
 const countOf = (mirror: Mirror, sqlText: string): number =>
   (cachedStatement(mirror, sqlText).get() as { n: number }).n;
 
+/** Counts of `domains`, each from an index (see the file comment); `status` reads them too. */
+export function domainCounts(mirror: Mirror): OverviewCounts['domains'] {
+  return {
+    total: countOf(mirror, 'SELECT count(*) AS n FROM domains'),
+    unlisted: countOf(mirror, 'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NOT NULL'),
+    withoutProfile: countOf(
+      mirror,
+      'SELECT count(*) AS n FROM domains INDEXED BY domains_without_profile WHERE profile_synced_at IS NULL',
+    ),
+  };
+}
+
 /** Row counts of the mirror, each from an index (see the file comment). */
 export function overviewCounts(mirror: Mirror): OverviewCounts {
   return {
-    domains: {
-      total: countOf(mirror, 'SELECT count(*) AS n FROM domains'),
-      unlisted: countOf(mirror, 'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NOT NULL'),
-      withoutProfile: countOf(
-        mirror,
-        'SELECT count(*) AS n FROM domains INDEXED BY domains_without_profile WHERE profile_synced_at IS NULL',
-      ),
-    },
+    domains: domainCounts(mirror),
     licences: {
       total: countOf(mirror, 'SELECT count(*) AS n FROM licenses'),
       removed: countOf(mirror, 'SELECT count(*) AS n FROM licenses WHERE removed_at IS NOT NULL'),
@@ -97,13 +102,20 @@ export function freshnessHistogram(mirror: Mirror, nowMs: number): FreshnessBuck
       domains: n,
     });
   }
-  const never = cachedStatement(
+  buckets.push({ label: 'never', fromDays: null, toDays: null, domains: listedWithoutEnrichedAt(mirror) });
+  return buckets;
+}
+
+/**
+ * Listed domains with no `last_enriched_at`: the start of the `last_enriched_at` index, less the
+ * same range of the partial index of unlisted domains. `status` reads it too.
+ */
+export function listedWithoutEnrichedAt(mirror: Mirror): number {
+  return countOf(
     mirror,
     `SELECT
        (SELECT count(*) FROM domains INDEXED BY domains_last_enriched_at WHERE last_enriched_at IS NULL) -
        (SELECT count(*) FROM domains INDEXED BY domains_unlisted_by_last_enriched_at
          WHERE unlisted_at IS NOT NULL AND last_enriched_at IS NULL) AS n`,
-  ).get() as { n: number };
-  buckets.push({ label: 'never', fromDays: null, toDays: null, domains: never.n });
-  return buckets;
+  );
 }

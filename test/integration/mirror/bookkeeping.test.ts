@@ -423,6 +423,13 @@ describe('status reads', () => {
 
   it('leaves the unlisted domains out of the freshness, their dates and their missing profiles alike', async () => {
     const mirror = await tempMirror();
+    expect(freshness(mirror)).toEqual({
+      domains: 0,
+      profilesNeverFetched: 0,
+      oldestEnrichedAt: null,
+      newestEnrichedAt: null,
+      medianEnrichedAt: null,
+    });
     const T1 = '2025-04-01T00:00:00Z';
     const T2 = '2025-04-02T00:00:00Z';
     // Seven profiles, one a month; the oldest, the newest and one below the median stop being
