@@ -235,6 +235,23 @@ export function cachedStatement(mirror: Mirror, sqlText: string): Database.State
 }
 
 /**
+ * `INDEXED BY <index>`, for a query's FROM clause, while the mirror has that index; nothing while
+ * it does not. A first load sets indexes aside until its rows are in (store/deferred-indexes.ts),
+ * and SQLite refuses to prepare a query that names a missing index, so a reader running meanwhile
+ * (the dashboard, `status`) would fail; without the clause it gets the same answer from a scan.
+ * With the index there, the clause keeps its purpose: a query whose conditions no longer fit the
+ * index fails to prepare instead of scanning. Call it inside the read transaction that runs the
+ * query, so that both see the same schema.
+ */
+export function indexedBy(mirror: Mirror, index: string): string {
+  if (!/^[a-z_]+$/.test(index)) throw new Error(`indexedBy: not an index name: ${index}`);
+  const exists = cachedStatement(mirror, "SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").get(
+    index,
+  );
+  return exists === undefined ? '' : `INDEXED BY ${index}`;
+}
+
+/**
  * Runs `fn` in one better-sqlite3 transaction (rolled back if it throws). Inside a transaction
  * that is already open, `fn` joins it instead of opening a savepoint: a savepoint made profile
  * upserts several times slower in CPU (CPU per profile today: docs/benchmarks.md "sync"). An

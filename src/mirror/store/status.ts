@@ -1,4 +1,4 @@
-import { cachedStatement, inTransaction } from '../database.js';
+import { cachedStatement, indexedBy, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import { domainCounts, listedWithoutEnrichedAt, overviewCounts } from './ui-overview.js';
 
@@ -92,7 +92,7 @@ function readFreshness(mirror: Mirror): MirrorFreshness {
     withoutProfile -
     count(
       mirror,
-      `SELECT count(*) AS n FROM domains INDEXED BY domains_unlisted_at
+      `SELECT count(*) AS n FROM domains ${indexedBy(mirror, 'domains_unlisted_at')}
        WHERE unlisted_at IS NOT NULL AND profile_synced_at IS NULL`,
     );
   const enriched = domains - listedWithoutEnrichedAt(mirror);
@@ -100,7 +100,7 @@ function readFreshness(mirror: Mirror): MirrorFreshness {
     (
       cachedStatement(
         mirror,
-        `SELECT last_enriched_at AS v FROM domains INDEXED BY domains_last_enriched_at
+        `SELECT last_enriched_at AS v FROM domains ${indexedBy(mirror, 'domains_last_enriched_at')}
          WHERE last_enriched_at IS NOT NULL AND unlisted_at IS NULL
          ORDER BY last_enriched_at ${order} LIMIT 1 OFFSET ?`,
       ).get(offset) as { v: string } | undefined

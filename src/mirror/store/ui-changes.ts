@@ -1,4 +1,4 @@
-import { cachedStatement } from '../database.js';
+import { cachedStatement, indexedBy } from '../database.js';
 import type { Mirror } from '../database.js';
 
 /*
@@ -70,7 +70,7 @@ export function listChanges(mirror: Mirror, options: ListChangesOptions): Change
   if (jurisdiction === null && category === null) {
     return cachedStatement(
       mirror,
-      `SELECT ${COLUMNS} FROM change_log INDEXED BY change_log_at
+      `SELECT ${COLUMNS} FROM change_log ${indexedBy(mirror, 'change_log_at')}
        WHERE ${WINDOW} AND (@kind IS NULL OR table_name = @kind)
        ORDER BY at DESC, id DESC LIMIT @limit`,
     ).all({ ...params, kind: options.kind ?? null }) as ChangeRow[];
@@ -80,7 +80,7 @@ export function listChanges(mirror: Mirror, options: ListChangesOptions): Change
     rows.push(
       ...(cachedStatement(
         mirror,
-        `SELECT ${COLUMNS} FROM change_log INDEXED BY change_log_licence_jurisdiction
+        `SELECT ${COLUMNS} FROM change_log ${indexedBy(mirror, 'change_log_licence_jurisdiction')}
          WHERE table_name = 'licenses' AND ${JURISDICTION_EXPR} = @facet AND ${WINDOW}
          ORDER BY at DESC, id DESC LIMIT @limit`,
       ).all({ ...params, facet: jurisdiction }) as ChangeRow[]),
@@ -90,7 +90,7 @@ export function listChanges(mirror: Mirror, options: ListChangesOptions): Change
     rows.push(
       ...(cachedStatement(
         mirror,
-        `SELECT ${COLUMNS} FROM change_log INDEXED BY change_log_payment_category
+        `SELECT ${COLUMNS} FROM change_log ${indexedBy(mirror, 'change_log_payment_category')}
          WHERE table_name = 'payment_methods' AND ${CATEGORY_EXPR} = @facet AND ${WINDOW}
          ORDER BY at DESC, id DESC LIMIT @limit`,
       ).all({ ...params, facet: category }) as ChangeRow[]),

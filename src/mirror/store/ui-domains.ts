@@ -1,4 +1,4 @@
-import { cachedStatement } from '../database.js';
+import { cachedStatement, indexedBy } from '../database.js';
 import type { Mirror } from '../database.js';
 
 /*
@@ -59,16 +59,17 @@ export function searchDomains(mirror: Mirror, options: SearchDomainsOptions): Do
     after: options.after ?? '',
     limit: options.limit + 1,
   };
-  const nameCheck = `(@pattern IS NULL OR EXISTS (SELECT 1 FROM domains s INDEXED BY domains_search
+  const byName = indexedBy(mirror, 'domains_search');
+  const byCategory = indexedBy(mirror, 'payment_methods_current_by_category');
+  const nameCheck = `(@pattern IS NULL OR EXISTS (SELECT 1 FROM domains s ${byName}
        WHERE s.domain_normalized = x.domain_normalized AND ${NAME_MATCH}))`;
-  const categoryCheck = `(@category IS NULL OR EXISTS (SELECT 1 FROM payment_methods p
-       INDEXED BY payment_methods_current_by_category
+  const categoryCheck = `(@category IS NULL OR EXISTS (SELECT 1 FROM payment_methods p ${byCategory}
        WHERE p.category = @category AND p.domain_normalized = x.domain_normalized AND p.removed_at IS NULL))`;
   let names: Array<{ domain_normalized: string }>;
   if (params.jurisdiction !== null) {
     names = cachedStatement(
       mirror,
-      `SELECT DISTINCT x.domain_normalized FROM licenses x INDEXED BY licenses_current_by_jurisdiction
+      `SELECT DISTINCT x.domain_normalized FROM licenses x ${indexedBy(mirror, 'licenses_current_by_jurisdiction')}
        WHERE x.jurisdiction = @jurisdiction AND x.removed_at IS NULL AND x.domain_normalized > @after
          AND ${categoryCheck} AND ${nameCheck}
        ORDER BY x.domain_normalized LIMIT @limit`,
@@ -76,14 +77,14 @@ export function searchDomains(mirror: Mirror, options: SearchDomainsOptions): Do
   } else if (params.category !== null) {
     names = cachedStatement(
       mirror,
-      `SELECT DISTINCT x.domain_normalized FROM payment_methods x INDEXED BY payment_methods_current_by_category
+      `SELECT DISTINCT x.domain_normalized FROM payment_methods x ${byCategory}
        WHERE x.category = @category AND x.removed_at IS NULL AND x.domain_normalized > @after AND ${nameCheck}
        ORDER BY x.domain_normalized LIMIT @limit`,
     ).all(params) as typeof names;
   } else {
     names = cachedStatement(
       mirror,
-      `SELECT s.domain_normalized FROM domains s INDEXED BY domains_search
+      `SELECT s.domain_normalized FROM domains s ${byName}
        WHERE s.domain_normalized > @after AND (@pattern IS NULL OR ${NAME_MATCH})
        ORDER BY s.domain_normalized LIMIT @limit`,
     ).all({ pattern: params.pattern, after: params.after, limit: params.limit }) as typeof names;

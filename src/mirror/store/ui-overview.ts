@@ -1,4 +1,4 @@
-import { cachedStatement, inTransaction } from '../database.js';
+import { cachedStatement, indexedBy, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 
 /*
@@ -33,7 +33,7 @@ export function domainCounts(mirror: Mirror): OverviewCounts['domains'] {
     unlisted: countOf(mirror, 'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NOT NULL'),
     withoutProfile: countOf(
       mirror,
-      'SELECT count(*) AS n FROM domains INDEXED BY domains_without_profile WHERE profile_synced_at IS NULL',
+      `SELECT count(*) AS n FROM domains ${indexedBy(mirror, 'domains_without_profile')} WHERE profile_synced_at IS NULL`,
     ),
   };
 }
@@ -79,9 +79,9 @@ export function freshnessHistogram(mirror: Mirror, nowMs: number): FreshnessBuck
   const inRange = cachedStatement(
     mirror,
     `SELECT
-       (SELECT count(*) FROM domains INDEXED BY domains_last_enriched_at
+       (SELECT count(*) FROM domains ${indexedBy(mirror, 'domains_last_enriched_at')}
          WHERE last_enriched_at >= @from AND last_enriched_at < @to) -
-       (SELECT count(*) FROM domains INDEXED BY domains_unlisted_by_last_enriched_at
+       (SELECT count(*) FROM domains ${indexedBy(mirror, 'domains_unlisted_by_last_enriched_at')}
          WHERE unlisted_at IS NOT NULL AND last_enriched_at >= @from AND last_enriched_at < @to) AS n`,
   );
   const iso = (ms: number): string => new Date(ms).toISOString();
@@ -114,8 +114,9 @@ export function listedWithoutEnrichedAt(mirror: Mirror): number {
   return countOf(
     mirror,
     `SELECT
-       (SELECT count(*) FROM domains INDEXED BY domains_last_enriched_at WHERE last_enriched_at IS NULL) -
-       (SELECT count(*) FROM domains INDEXED BY domains_unlisted_by_last_enriched_at
+       (SELECT count(*) FROM domains ${indexedBy(mirror, 'domains_last_enriched_at')}
+         WHERE last_enriched_at IS NULL) -
+       (SELECT count(*) FROM domains ${indexedBy(mirror, 'domains_unlisted_by_last_enriched_at')}
          WHERE unlisted_at IS NOT NULL AND last_enriched_at IS NULL) AS n`,
   );
 }

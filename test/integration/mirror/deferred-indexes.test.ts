@@ -11,6 +11,11 @@ import { openBaselineIfFirstLoad } from '../../../src/mirror/store/baseline.js';
 import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { markExportLoaded, upsertExport } from '../../../src/mirror/store/exports.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
+import { listProfilesDue } from '../../../src/mirror/store/profiles-due.js';
+import { freshness, mirrorCounts } from '../../../src/mirror/store/status.js';
+import { freshnessHistogram, overviewCounts } from '../../../src/mirror/store/ui-overview.js';
+import { searchDomains } from '../../../src/mirror/store/ui-domains.js';
+import { listChanges } from '../../../src/mirror/store/ui-changes.js';
 import { mirrorIndexes, type MirrorIndex } from '../../helpers/mirror.js';
 import { profile } from './builders.js';
 import { tempMirror } from './helpers.js';
@@ -49,11 +54,39 @@ describe('indexes set aside for a first load', () => {
     // Primary keys, unique constraints and the other tables' indexes (domains' too) are untouched.
     expect(during).toContain('sqlite_autoindex_licenses_1');
     expect(during).toContain('credit_ledger_at');
-    expect(during).toContain('domains_last_enriched_at');
+    for (const name of ['domains_last_enriched_at', 'domains_profile_due', 'domains_unlisted_at'])
+      expect(during).toContain(name);
     expect(queryPlan(mirror, "SELECT domain_normalized FROM change_log WHERE at > 'x'")).toMatch(/SCAN/);
 
     // The load itself works without them (the upserts' conflict targets are the unique keys).
     upsertProfiles(mirror, [profile('a.example'), profile('b.example')], { syncedAt: T1 });
+    // So do the readers that may run meanwhile (the sync's own list of due profiles, `status`,
+    // the dashboard), some of which name their index (INDEXED BY), and they answer the same as
+    // with every index in place.
+    const reads = () => ({
+      due: listProfilesDue(mirror),
+      counts: mirrorCounts(mirror),
+      freshness: freshness(mirror),
+      overview: overviewCounts(mirror),
+      histogram: freshnessHistogram(mirror, Date.parse('2025-04-02T00:00:00Z')),
+      search: searchDomains(mirror, { text: 'a.ex', limit: 10 }).map((row) => row.domain_normalized),
+      byJurisdiction: searchDomains(mirror, { text: 'b.', jurisdiction: 'mga', limit: 10 }).map(
+        (row) => row.domain_normalized,
+      ),
+      byCategory: searchDomains(mirror, { category: 'crypto', limit: 10 }).map(
+        (row) => row.domain_normalized,
+      ),
+      changes: listChanges(mirror, { limit: 100 }).length,
+      licenceChanges: listChanges(mirror, { jurisdiction: 'mga', limit: 100 }).length,
+      paymentChanges: listChanges(mirror, { category: 'crypto', limit: 100 }).length,
+    });
+    const whileSetAside = reads();
+    expect(whileSetAside.search).toEqual(['a.example']);
+    expect(whileSetAside.byJurisdiction).toEqual(['b.example']);
+    expect(whileSetAside.byCategory).toEqual(['a.example', 'b.example']);
+    expect(whileSetAside.licenceChanges).toBe(2);
+    expect(whileSetAside.paymentChanges).toBe(2);
+    expect(whileSetAside.counts.domains).toMatchObject({ total: 2, withProfile: 2 });
 
     const built: string[] = [];
     const result = await buildDeferredIndexes(mirror, (name) => built.push(name));
@@ -61,6 +94,7 @@ describe('indexes set aside for a first load', () => {
     expect(built.sort()).toEqual([...expected].sort());
     expect(indexes(mirror)).toEqual(before);
     expect(deferredIndexNames(mirror)).toEqual([]);
+    expect(reads()).toEqual(whileSetAside);
     expect(queryPlan(mirror, "SELECT domain_normalized FROM change_log WHERE at > 'x'")).toMatch(
       /USING (COVERING )?INDEX change_log_at/,
     );
