@@ -370,7 +370,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               `thread ${bare.main} µs) and writes the mirror on a writer thread (${t.busiestOther} µs per profile: the ` +
               'domain row, on average 1.6 licences, 4.5 payment methods and 4 sections, with no change_log rows since ' +
               "a first sync is the mirror's baseline (src/mirror/store/baseline.ts); into " +
-              'an empty mirror without the indexes of the licence, payment-method and change_log tables, which the ' +
+              'an empty mirror without the indexes of the licence, payment-method and change_log tables and four ' +
+              'of the domain indexes, which the ' +
               `main thread builds once the rows are in, in the main thread's figure); ${t.rest} µs go to other threads (V8's and libuv's helper threads; garbage ` +
               'collection runs more often there because the CLI keeps each heap within 1.6× its live size and ' +
               `its young generation small to hold peak RSS down: src/util/heap-growth.ts). The writer thread ` +
@@ -406,10 +407,17 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             `this run (${fmt(floor.writerAloneUsPerProfile / floor.writerAlone4KiBUsPerProfile)}× of that with 8 KiB). ` +
             'An existing mirror keeps its page size. ' +
             'Into an empty mirror, a first sync drops the secondary indexes of the licence, payment-method and ' +
-            'change_log tables (not their keys), writes the rows, and builds each of those indexes at the end from ' +
-            'one sorted pass over its table (src/mirror/store/deferred-indexes.ts): each row inserted with its ' +
+            'change_log tables (not their keys) and the four domain indexes whose keys it writes in no order ' +
+            '(company and operator names, the listing date of enrichment, the name search), writes the rows, and ' +
+            'builds each of those indexes at the end from one sorted pass over its table ' +
+            '(src/mirror/store/deferred-indexes.ts): each row inserted with its ' +
             'indexes in place is a B-tree insert into every index, mostly on pages not in the cache once the mirror ' +
-            'is large. The domain indexes stay, since each would be built from a scan of the widest table. With every index kept up ' +
+            'is large. Each domain index is built from a scan of the widest table, which the run ends waiting for; ' +
+            'until 2026-11-28 they all stayed (at 1,000,000 domains on loopback, one pair of runs that day, setting ' +
+            'the four aside took the writer thread from 182 to 146 µs per profile and the sync from 3,904 to 4,647 ' +
+            'profiles/s; at 100,000 domains, concurrency 32 and 10 ms, it cost about 1 % of the rate). The other ' +
+            'domain indexes stay: the sync reads one of them while it loads, and the rest take their keys in order ' +
+            'or hold none of a first load. With every index kept up ' +
             `to date row by row, as before, the store functions cost ${floor.writerAloneIndexedUsPerProfile} µs per ` +
             'profile in this run. A sync into a mirror that has domains keeps its indexes: its writes are the few ' +
             'domains that changed. The writer thread keeps one transaction open across ' +
@@ -976,7 +984,14 @@ const SYNC_PROFILE = {
     'domains on loopback, concurrency 8, six pairs: main thread CPU 1,550–1,700 ms against 1,660–1,790, ' +
     'lower in each pair, CPU per profile 244–273 against 261–289 µs, lower in 5 of 6; the main thread ' +
     'allocated 23.1 KB per profile against 25.8, sampled by the inspector with collected objects ' +
-    'included). Runs of ' +
+    'included); four of the domain indexes (company and operator names, the listing date of enrichment, ' +
+    'the name search) set aside in a first sync as well, their keys written in no order (2026-11-28, ' +
+    'alternating ad hoc runs: the store functions alone at 100,000 profiles 128 and 127 against 140 and 141 ' +
+    'µs per profile; full syncs on loopback, 100,000 domains, three pairs, writer thread 147, 139 and 136 ' +
+    'against 150, 151 and 146 µs per profile, 4,545–5,044 against 4,750–4,872 profiles/s; 1,000,000 domains, ' +
+    'one pair, writer thread 146 against 182 µs, 4,647 against 3,904 profiles/s; the cost, the build at the ' +
+    'end, at 100,000 domains, concurrency 32 and 10 ms, two pairs: 2,469 and 2,450 against 2,497 and 2,483 ' +
+    'profiles/s). Runs of ' +
     'the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
     "shared: the bare undici loop on loopback made 4,993 profiles/s in this page's run and 14,608–16,564 in " +

@@ -21,7 +21,8 @@ export interface FirstLoad {
  * What a bulk load (a sync, or an export's load) does before it makes the mirror's first load
  * (into an empty mirror, or one that holds only domains `enrich` wrote one by one), or resumes
  * such a load:
- * - sets the secondary indexes of the licence, payment-method and change_log tables aside, to be
+ * - sets the secondary indexes of the licence, payment-method and change_log tables and four of
+ *   the domain indexes aside, to be
  *   built at the end (src/mirror/store/deferred-indexes.ts); the rows go in first. The caller
  *   builds them with buildIndexesSetAside (src/runtime/run.ts) once its rows are written, also
  *   when it stops early;
@@ -39,9 +40,12 @@ export function prepareFirstLoad(
   const { mirror, logger } = run.ctx;
   const indexesDeferred = deferIndexesForBulkLoad(mirror, run.startedAt).length;
   if (indexesDeferred > 0)
-    logger.info("mirror's first load: licence, payment-method and change_log indexes are built after it", {
-      indexes: indexesDeferred,
-    });
+    logger.info(
+      "mirror's first load: indexes of licences, payment methods, change_log and domains are built after it",
+      {
+        indexes: indexesDeferred,
+      },
+    );
   const baseline = openBaselineIfFirstLoad(mirror, run.startedAt, run.id);
   if (baseline)
     logger.info(

@@ -9,7 +9,7 @@ export function firstLoadLines(firstLoad: FirstLoad, run: 'sync' | 'load'): stri
   return [
     ...(firstLoad.indexesDeferred > 0
       ? [
-          `  first load: rows loaded first, then built ${firstLoad.indexesDeferred} indexes of licences, payment methods and change_log`,
+          `  first load: rows loaded first, then built ${firstLoad.indexesDeferred} indexes of licences, payment methods, change_log and domains`,
         ]
       : []),
     ...(firstLoad.baseline

@@ -14,14 +14,26 @@ import { mirrorHasDomains } from './domains.js';
  * mirror it is cheaper to write the rows alone and build each index once at the end, from one
  * sorted pass over its table. Bulk loaders do the same (pg_restore builds indexes after the data).
  *
- * Only the indexes of the licence, payment-method and change_log tables are set aside: those
+ * Every secondary index of the licence, payment-method and change_log tables is set aside: those
  * tables have several rows per domain and small rows, so an index is quick to build from them.
- * The `domains` indexes stay: a domain row carries the raw profile, so each of its indexes would
- * be built from a scan of the largest table, and the run's end would wait for it. Measured ad hoc
- * on 100,000 profiles (2026-11-25): the sync's store functions cost 211 µs per profile with every
- * index kept up to date, 139 µs with these set aside, and 134 µs with every index set aside;
- * building these took 1.6 s of CPU (16 µs per profile), building all of them 2.5 s, of which the
- * `domains` ones 0.9 s. docs/benchmarks.md "sync" has the current figures.
+ * Of the `domains` indexes, four are set aside (DEFERRED_DOMAIN_INDEXES): those whose keys a load
+ * writes in no order (company and operator names, the listing's enrichment date, the name
+ * search), each insert on a page of its own once the mirror is large. Each is built from a scan of
+ * the widest table (a domain row carries its raw profile): about 0.1 s per 100,000 domains. The
+ * other `domains` indexes stay. `domains_profile_due` is read `INDEXED BY` by the sync itself
+ * (store/profiles-due.ts), whose query would fail without it. `domains_last_enriched_at` has keys
+ * in no order too, but setting it aside as well made no difference beyond the spread (below). The
+ * rest take their keys at the right-hand edge (change_seq, the listing date, the null unlisted
+ * date) or hold no row of a first load (the partial ones).
+ *
+ * Measured ad hoc on 2026-11-28 (Node 24, 2 cores): the sync's store functions alone (bench/
+ * sync-writer-floor.ts `writer-alone`, the builds included) cost 140 and 141 µs per profile at
+ * 100,000 profiles with only the other tables' indexes set aside, 128 and 127 with these four as
+ * well, 126 and 135 with every `domains` index but the due one. Full syncs of 1,000,000 domains
+ * on loopback (one pair): the writer thread 182 against 146 µs per profile, 3,904 against 4,647
+ * profiles/s. The cost is the build at the end: at 100,000 domains, concurrency 32 and the
+ * service 10 ms away, 2,469 and 2,450 profiles/s against 2,497 and 2,483. docs/benchmarks.md
+ * "sync" has the current figures.
  *
  * Only explicit, non-unique indexes are set aside: the primary keys and unique constraints stay,
  * since the upserts look rows up by them and rely on them for their conflict targets. Nothing the
@@ -32,11 +44,22 @@ import { mirrorHasDomains } from './domains.js';
  * and deleted in the same transaction that builds it again, so a process killed in between leaves
  * the definitions behind. The next command that takes the mirror lock builds them
  * (src/runtime/run.ts). A reader meanwhile (the dashboard, `status`) gets the same answers, more
- * slowly.
+ * slowly: its queries name an index only while it exists (database.ts indexedBy).
  */
 
-/** The tables whose secondary indexes a first load sets aside (see above for why these). */
+/** The tables whose secondary indexes a first load sets aside, all of them (see above for why these). */
 export const BULK_LOADED_TABLES = ['licenses', 'payment_methods', 'change_log'] as const;
+
+/**
+ * The `domains` indexes a first load sets aside as well (see above for why these and not the
+ * others). Never `domains_profile_due`, which the sync reads `INDEXED BY` while it loads.
+ */
+export const DEFERRED_DOMAIN_INDEXES = [
+  'domains_company_name',
+  'domains_listing_last_enriched_at',
+  'domains_operator_name',
+  'domains_search',
+] as const;
 
 interface IndexDefinition {
   name: string;
@@ -56,7 +79,7 @@ function isFirstLoad(mirror: Mirror): boolean {
 
 /**
  * Before a mirror's first load ({@link isFirstLoad}), drops the secondary indexes of
- * {@link BULK_LOADED_TABLES} and records their definitions, in one transaction; returns their
+ * {@link BULK_LOADED_TABLES} and {@link DEFERRED_DOMAIN_INDEXES} and records their definitions, in one transaction; returns their
  * names (none for any other load, or when the indexes are already set aside). The caller must
  * hold the mirror lock and build them again with {@link buildDeferredIndexes} once the load is
  * written.
@@ -65,14 +88,17 @@ export function deferIndexesForBulkLoad(mirror: Mirror, at: string): string[] {
   const { sqlite } = mirrorInternals(mirror);
   return inImmediateTransaction(mirror, () => {
     if (!isFirstLoad(mirror)) return [];
-    const placeholders = BULK_LOADED_TABLES.map(() => '?').join(', ');
+    const tables = BULK_LOADED_TABLES.map(() => '?').join(', ');
+    const domainIndexes = DEFERRED_DOMAIN_INDEXES.map(() => '?').join(', ');
     const indexes = (
       sqlite
         .prepare(
           `SELECT name, tbl_name AS table_name, sql FROM sqlite_master
-           WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${placeholders}) ORDER BY name`,
+           WHERE type = 'index' AND sql IS NOT NULL
+             AND (tbl_name IN (${tables}) OR (tbl_name = 'domains' AND name IN (${domainIndexes})))
+           ORDER BY name`,
         )
-        .all(...BULK_LOADED_TABLES) as IndexDefinition[]
+        .all(...BULK_LOADED_TABLES, ...DEFERRED_DOMAIN_INDEXES) as IndexDefinition[]
     ).filter((index) => /^CREATE\s+INDEX\s/i.test(index.sql)); // not UNIQUE: those are constraints
     const record = sqlite.prepare(
       'INSERT INTO deferred_indexes (name, table_name, sql, deferred_at) VALUES (?, ?, ?, ?)',

@@ -31,7 +31,8 @@ export function listProfilesDue(
  * profile, and at 1,000,000 domains reading them all to test the condition took 1.7 s with the
  * file in the page cache, on every sync. The condition must stay the index's, term for term, or
  * SQLite cannot use the index; `INDEXED BY` makes that an error at prepare time rather than a
- * silent scan.
+ * silent scan. The sync runs this while a first load has indexes set aside, so a first load must
+ * never set this one aside (store/deferred-indexes.ts).
  */
 const PROFILES_DUE = `SELECT domain_normalized FROM domains INDEXED BY domains_profile_due
      WHERE unlisted_at IS NULL
