@@ -875,29 +875,29 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    "measured 2026-11-28T01:24Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each with the compiled response schemas (z.compile), new domains' listing rows held until their profile writes them, the request limiter and the task queue without p-queue and the writer thread at a lower priority",
+    "measured 2026-11-28T08:46Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes and four of the domain indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each with the compiled response schemas (z.compile), new domains' listing rows held until their profile writes them, the request limiter and the task queue without p-queue and the writer thread at a lower priority",
   table: [
-    ['main', 'HTTP (undici, sockets)', '39'],
-    ['main', 'garbage collection', '18'],
-    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '12'],
+    ['main', 'HTTP (undici, sockets)', '41'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '18'],
+    ['main', 'garbage collection', '17'],
     ['main', 'other (program, V8, Node internals)', '12'],
     ['main', 'start-up (module loading)', '10'],
-    ['main', 'promises, events, abort signals, timers', '8'],
-    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '3'],
-    ['main', 'listing: classifying pages, run bookkeeping', '3'],
+    ['main', 'promises, events, abort signals, timers', '6'],
+    ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '4'],
+    ['main', 'listing: classifying pages, run bookkeeping', '2'],
     ['main', 'response validation (zod, with its timestamp pattern)', '2'],
     ['main', 'handing batches to the writer thread', '1'],
     ['main', 'task queue (src/runtime/queue.ts)', '1'],
-    ['writer', 'SQLite: domain and section upserts', '56'],
-    ['writer', 'SQLite: licence and payment-method upserts', '38'],
-    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '25'],
-    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '20'],
-    ['writer', 'parsing the profile texts', '13'],
-    ['writer', 'garbage collection', '9'],
+    ['writer', 'SQLite: domain and section upserts', '50'],
+    ['writer', 'SQLite: licence and payment-method upserts', '44'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '20'],
+    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '19'],
+    ['writer', 'parsing the profile texts', '11'],
+    ['writer', 'garbage collection', '10'],
     ['writer', 'start-up (module loading)', '8'],
-    ['writer', 'program, message passing, other', '6'],
-    ['writer', 'SQLite: listing rows', '6'],
-    ['writer', 'SHA-1 of each profile', '5'],
+    ['writer', 'program, message passing, other', '7'],
+    ['writer', 'SHA-1 of each profile', '7'],
+    ['writer', 'SQLite: listing rows', '3'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
@@ -906,26 +906,31 @@ const SYNC_PROFILE = {
     'away on 2026-11-26, the socket writes took 166 µs of wall time per profile in the bare undici loop ' +
     'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
     'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
-    'functions that run them. The writer thread was idle 24 µs per profile (the main thread 121 µs: on ' +
-    'loopback it waits for the writer), and most of its busy time (125 of 186 µs) ' +
+    'functions that run them. The writer thread was idle 39 µs per profile (the main thread 126 µs: on ' +
+    'loopback it waits for the writer), and most of its busy time (117 of 179 µs) ' +
     'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections; no ' +
     'change_log rows, since a first sync is the baseline) is a B-tree insert into its table, and the domain row one ' +
-    "into each of the domain indexes (the other tables' indexes are built at the end). In the profile of " +
+    "into each of the domain indexes it keeps (the other tables' indexes and four of the domain ones are " +
+    'built at the end). Against the profile of 01:24Z the same day, before those four were set aside too, ' +
+    "the writer's domain and section upserts fell from 56 to 50 µs per profile and its commits and " +
+    "checkpoints from 25 to 20, and the main thread's row for the build at the end rose from 12 to 18; a " +
+    'second profile a minute after this one agreed with it within 4 µs per row. In the profile of ' +
     '2026-11-27T03:00Z, before the baseline, the licence and payment-method upserts with their change_log rows ' +
     'took 83 µs per profile of 263 on the writer thread (32 %); in that of 17:31Z the same day, after it, 74 of ' +
-    '309 (24 %); here 38 of 186 (20 %). Against the profile of 17:31Z (busy per profile: writer 309 µs, ' +
-    'main 214) every row fell, also rows of code that no change since touched: the licence and ' +
+    '309 (24 %); in that of 01:24Z on 2026-11-28, 38 of 186 (20 %); here 44 of 179. Between the profile of ' +
+    '17:31Z (busy per profile: writer 309 µs, main 214) and that of 01:24Z every row fell, also rows of code ' +
+    'that no change between them touched: the licence and ' +
     "payment-method upserts from 74 to 38, the main thread's HTTP (undici) from 76 to 39. The machine was " +
     'that much faster at 01:24Z, so the two profiles cannot tell what each change was worth (the ' +
     "alternating runs under 'What helped' below do). The rows those changes touched: the writer's listing " +
     "rows 25 → 6 and its domain and section upserts 82 → 56 (a new domain's row written once, with its " +
     'listing columns held until its profile), its validation 35 → 20 (the compiled response schemas), and ' +
-    "the main thread's task queue 7 → 1 and garbage collection 40 → 18 (the task queue without p-queue). A " +
-    'second profile a minute later agreed with this one within 2 µs per row; runs hours apart differ more ' +
+    "the main thread's task queue 7 → 1 and garbage collection 40 → 18 (the task queue without p-queue). " +
+    'Profiles a minute apart agree within a few µs per row; runs hours apart differ more ' +
     '(below). In the profile of 11:38Z on 2026-11-27, before the writer thread parsed and validated the ' +
     'profiles, the main thread spent 27 µs per profile in its client row (reading and parsing bodies, retries, ' +
-    'the limiter) and 10 validating, the writer 17 parsing the texts; here the main thread spends 3 and 2 (the ' +
-    'listing pages are still parsed and validated there), and the writer 13 parsing. ' +
+    'the limiter) and 10 validating, the writer 17 parsing the texts; here the main thread spends 4 and 2 (the ' +
+    'listing pages are still parsed and validated there), and the writer 11 parsing. ' +
     "The profile covers the main and writer threads only. The sync's other threads (the table at the top) " +
     "are V8's: sampling /proc's per-thread CPU by thread name in one run of this sync (2026-11-28T01:14Z, 20,000 domains, " +
     "loopback), all of it, 1,240 ms (62 µs per profile), was V8's worker thread, against 530 ms in the bare " +
