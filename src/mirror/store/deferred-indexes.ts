@@ -79,10 +79,10 @@ function isFirstLoad(mirror: Mirror): boolean {
 
 /**
  * Before a mirror's first load ({@link isFirstLoad}), drops the secondary indexes of
- * {@link BULK_LOADED_TABLES} and {@link DEFERRED_DOMAIN_INDEXES} and records their definitions, in one transaction; returns their
- * names (none for any other load, or when the indexes are already set aside). The caller must
- * hold the mirror lock and build them again with {@link buildDeferredIndexes} once the load is
- * written.
+ * {@link BULK_LOADED_TABLES} and the indexes {@link DEFERRED_DOMAIN_INDEXES} and records their
+ * definitions, in one transaction; returns their names (none for any other load, or when the
+ * indexes are already set aside). The caller must hold the mirror lock and build them again with
+ * {@link buildDeferredIndexes} once the load is written.
  */
 export function deferIndexesForBulkLoad(mirror: Mirror, at: string): string[] {
   const { sqlite } = mirrorInternals(mirror);
