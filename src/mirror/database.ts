@@ -234,6 +234,11 @@ export function cachedStatement(mirror: Mirror, sqlText: string): Database.State
   return statement;
 }
 
+/** The `n` column of the one row `sqlText` answers (a `SELECT count(*) AS n …`), cached as above. */
+export function countOf(mirror: Mirror, sqlText: string): number {
+  return (cachedStatement(mirror, sqlText).get() as { n: number }).n;
+}
+
 /**
  * `INDEXED BY <index>`, for a query's FROM clause, while the mirror has that index; nothing while
  * it does not. A first load sets indexes aside until its rows are in (store/deferred-indexes.ts),

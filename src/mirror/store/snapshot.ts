@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
-import { cachedStatement, mirrorInternals } from '../database.js';
+import { cachedStatement, countOf, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
 
 /*
@@ -83,7 +83,7 @@ export function describeTable(mirror: Mirror, table: SnapshotTable): ColumnDescr
 /** Rows in a snapshot table. */
 export function tableRowCount(mirror: Mirror, table: SnapshotTable): number {
   assertSnapshotTable(table);
-  return (cachedStatement(mirror, `SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
+  return countOf(mirror, `SELECT count(*) AS n FROM "${table}"`);
 }
 
 /** Options of {@link iterateTableRows}. */

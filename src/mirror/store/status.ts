@@ -1,4 +1,4 @@
-import { cachedStatement, indexedBy, inTransaction } from '../database.js';
+import { cachedStatement, countOf, indexedBy, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import { domainCounts, listedWithoutEnrichedAt, overviewCounts } from './ui-overview.js';
 
@@ -15,9 +15,6 @@ export interface MirrorCounts {
   creditLedgerEntries: number;
   accountSnapshots: number;
 }
-
-const count = (mirror: Mirror, sqlText: string): number =>
-  (cachedStatement(mirror, sqlText).get() as { n: number }).n;
 
 /*
  * Reads of `status`. Each count of `domains` comes from an index, as the dashboard's do (and
@@ -53,12 +50,12 @@ function readCounts(mirror: Mirror): MirrorCounts {
     domains: { total, listed: total - unlisted, unlisted, withProfile: total - withoutProfile },
     licenses: activeAndRemoved(counts.licences),
     paymentMethods: activeAndRemoved(counts.paymentMethods),
-    domainSections: count(mirror, 'SELECT count(*) AS n FROM domain_sections'),
+    domainSections: countOf(mirror, 'SELECT count(*) AS n FROM domain_sections'),
     enrichmentRuns: Object.fromEntries(runs.map((r) => [r.status, r.n])),
-    exports: count(mirror, 'SELECT count(*) AS n FROM exports'),
-    pipelineRuns: count(mirror, 'SELECT count(*) AS n FROM pipeline_runs'),
-    creditLedgerEntries: count(mirror, 'SELECT count(*) AS n FROM credit_ledger'),
-    accountSnapshots: count(mirror, 'SELECT count(*) AS n FROM account_snapshots'),
+    exports: countOf(mirror, 'SELECT count(*) AS n FROM exports'),
+    pipelineRuns: countOf(mirror, 'SELECT count(*) AS n FROM pipeline_runs'),
+    creditLedgerEntries: countOf(mirror, 'SELECT count(*) AS n FROM credit_ledger'),
+    accountSnapshots: countOf(mirror, 'SELECT count(*) AS n FROM account_snapshots'),
   };
 }
 
@@ -90,7 +87,7 @@ function readFreshness(mirror: Mirror): MirrorFreshness {
   // unlisted_at index, whose rows are few where the never-fetched ones may be the whole mirror).
   const profilesNeverFetched =
     withoutProfile -
-    count(
+    countOf(
       mirror,
       `SELECT count(*) AS n FROM domains ${indexedBy(mirror, 'domains_unlisted_at')}
        WHERE unlisted_at IS NOT NULL AND profile_synced_at IS NULL`,

@@ -1,4 +1,4 @@
-import { cachedStatement, indexedBy, inTransaction } from '../database.js';
+import { cachedStatement, countOf, indexedBy, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 
 /*
@@ -22,9 +22,6 @@ export interface OverviewCounts {
   licences: { total: number; removed: number };
   paymentMethods: { total: number; removed: number };
 }
-
-const countOf = (mirror: Mirror, sqlText: string): number =>
-  (cachedStatement(mirror, sqlText).get() as { n: number }).n;
 
 /** Counts of `domains`, each from an index (see the file comment); `status` reads them too. */
 export function domainCounts(mirror: Mirror): OverviewCounts['domains'] {
