@@ -136,15 +136,13 @@ async function measureMirror(
         if (first.status !== 200) throw new Error(`${pagePath}: HTTP ${first.status}`);
         const times: number[] = [];
         for (let i = 0; i < repeats; i++) times.push((await get(ui.origin, pagePath)).ms);
-        times.sort((a, b) => a - b);
         pages.push({
           page,
           path: pagePath,
           status: first.status,
           bytes: first.bytes,
           firstMs: round(first.ms),
-          medianMs: round(times[Math.floor(times.length / 2)] as number),
-          maxMs: round(times[times.length - 1] as number),
+          ...medianAndMax(times),
         });
       }
       const statusReads = timeStatusReads(mirror, repeats);
@@ -186,12 +184,15 @@ function timeStatusReads(mirror: Mirror, repeats: number): UiMirrorResult['statu
   const firstMs = once();
   const times: number[] = [];
   for (let i = 0; i < repeats; i++) times.push(once());
-  times.sort((a, b) => a - b);
+  return { page: 'status', firstMs: round(firstMs), ...medianAndMax(times) };
+}
+
+/** The median and the slowest of timed repeats, rounded as reported. */
+function medianAndMax(times: number[]): Pick<UiPageTiming, 'medianMs' | 'maxMs'> {
+  const sorted = [...times].sort((a, b) => a - b);
   return {
-    page: 'status',
-    firstMs: round(firstMs),
-    medianMs: round(times[Math.floor(times.length / 2)] as number),
-    maxMs: round(times[times.length - 1] as number),
+    medianMs: round(sorted[Math.floor(sorted.length / 2)] as number),
+    maxMs: round(sorted[sorted.length - 1] as number),
   };
 }
 

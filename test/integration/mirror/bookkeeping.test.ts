@@ -436,9 +436,10 @@ describe('status reads', () => {
     // listed, as does a domain never fetched, while another never-fetched one stays listed.
     const dates = [1, 2, 3, 4, 5, 6, 7].map((m) => `2025-0${m}-01T00:00:00Z`);
     const names = dates.map((_, i) => `d${i + 1}.example`);
+    const catalogue = [...names, 'gone.example', 'new.example'];
     upsertDomainSummaries(
       mirror,
-      [...names, 'gone.example', 'new.example'].map((n) => summary(n)),
+      catalogue.map((n) => summary(n)),
       { listedAt: T1 },
     );
     upsertProfiles(
@@ -449,7 +450,7 @@ describe('status reads', () => {
     const unlisted = new Set(['d1.example', 'd3.example', 'd7.example', 'gone.example']);
     upsertDomainSummaries(
       mirror,
-      [...names, 'gone.example', 'new.example']
+      catalogue
         .filter((n) => !unlisted.has(n))
         .map((n) => {
           const i = names.indexOf(n);
