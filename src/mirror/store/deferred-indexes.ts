@@ -16,25 +16,29 @@ import { mirrorHasDomains } from './domains.js';
  *
  * Every secondary index of the licence, payment-method and change_log tables is set aside: those
  * tables have several rows per domain and small rows, so an index is quick to build from them.
- * Of the `domains` indexes, four are set aside (DEFERRED_DOMAIN_INDEXES): those whose keys a load
- * writes in no order (company and operator names, the listing's enrichment date, the name
- * search), each insert on a page of its own once the mirror is large. Each is built from a scan of
- * the widest table (a domain row carries its raw profile): about 0.1 s per 100,000 domains. The
- * other `domains` indexes stay. `domains_profile_due` is read `INDEXED BY` by the sync itself
- * (store/profiles-due.ts), whose query would fail without it. `domains_last_enriched_at` has keys
- * in no order too, but setting it aside as well made no difference beyond the spread (below). The
- * rest take their keys at the right-hand edge (change_seq, the listing date, the null unlisted
- * date) or hold no row of a first load (the partial ones).
+ * Of the `domains` indexes, five are set aside (DEFERRED_DOMAIN_INDEXES): those whose keys a load
+ * writes in no order (company and operator names, the service's and the listing's enrichment
+ * dates, the name search), each insert on a page of its own once the mirror is large, and each
+ * commit rewriting most of the index's pages. Each is built from a scan of the widest table (a
+ * domain row carries its raw profile): about 0.1 s per 100,000 domains. The other `domains`
+ * indexes stay. `domains_profile_due` is read `INDEXED BY` by the sync itself
+ * (store/profiles-due.ts), whose query would fail without it. The rest take their keys at the
+ * right-hand edge (change_seq, the listing date, the null unlisted date) or hold no row of a
+ * first load (the partial ones).
  *
  * Measured ad hoc on 2026-11-28 (Node 24, 2 cores): the sync's store functions alone (bench/
  * sync-writer-floor.ts `writer-alone`, the builds included) cost 140 and 141 µs per profile at
- * 100,000 profiles with only the other tables' indexes set aside, 128 and 127 with these four as
- * well, 126 and 135 with every `domains` index but the due one. Full syncs of 1,000,000 domains
- * on loopback (one pair): the writer thread 182 against 146 µs per profile, 3,904 against 4,647
- * profiles/s. With `domains_last_enriched_at` set aside too (one more pair at 1,000,000): 148
- * against 155 µs, 4,617 against 4,318 profiles/s, less than the same code moved between runs. The cost is the build at the end: at 100,000 domains, concurrency 32 and the
- * service 10 ms away, 2,469 and 2,450 profiles/s against 2,497 and 2,483. docs/benchmarks.md
- * "sync" has the current figures.
+ * 100,000 profiles with only the other tables' indexes set aside, 128 and 127 with four of these
+ * as well, 126 and 135 with every `domains` index but the due one. Full syncs of 1,000,000
+ * domains on loopback (one pair): the writer thread 182 against 146 µs per profile, 3,904
+ * against 4,647 profiles/s, with four of them. `domains_last_enriched_at` joined them later that
+ * day: at 100,000 domains it made no difference beyond the spread, but at 1,000,000 (three
+ * alternating pairs) the writer thread used 148, 143 and 141 µs per profile against 155, 175 and
+ * 158, the sync made 4,617, 4,615 and 4,707 profiles/s against 4,318, 3,768 and 4,206, and it
+ * wrote 27.4 and 27.7 GB to disk against 34.9 and 34.9 (the last two pairs). The cost is the
+ * build at the end: at 100,000 domains, concurrency 32 and the service 10 ms away, 2,469 and
+ * 2,450 profiles/s against 2,497 and 2,483 with four. docs/benchmarks.md "sync" has the current
+ * figures.
  *
  * Only explicit, non-unique indexes are set aside: the primary keys and unique constraints stay,
  * since the upserts look rows up by them and rely on them for their conflict targets. Nothing the
@@ -57,6 +61,7 @@ export const BULK_LOADED_TABLES = ['licenses', 'payment_methods', 'change_log'] 
  */
 export const DEFERRED_DOMAIN_INDEXES = [
   'domains_company_name',
+  'domains_last_enriched_at',
   'domains_listing_last_enriched_at',
   'domains_operator_name',
   'domains_search',

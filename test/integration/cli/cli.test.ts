@@ -128,7 +128,7 @@ describe('exit statuses and errors', () => {
     expect(onlyJson(ok.stdout)).toMatchObject({
       command: 'sync',
       status: 'done',
-      stats: { listed: 120, profilesFetched: 120, indexesDeferred: 15 },
+      stats: { listed: 120, profilesFetched: 120, indexesDeferred: 16 },
     });
 
     const bad = sim.control.truth.listDomains()[5]!;
@@ -154,7 +154,7 @@ describe('exit statuses and errors', () => {
     });
     expect(human.code).toBe(1); // the malformed profile is still there
     expect(human.stdout).toContain(
-      'first load: rows loaded first, then built 15 indexes of licences, payment methods, change_log and domains',
+      'first load: rows loaded first, then built 16 indexes of licences, payment methods, change_log and domains',
     );
   });
 });

@@ -46,7 +46,7 @@ describe('indexes set aside for a first load', () => {
       )
       .filter((i) => i.sql !== null && /^CREATE INDEX/.test(i.sql))
       .map((i) => i.name);
-    // The loaded tables have secondary indexes, and the four domain indexes exist; the other
+    // The loaded tables have secondary indexes, and the five domain indexes exist; the other
     // domain indexes and those of the other tables stay.
     expect(expected).toContain('payment_methods_current_by_category');
     expect(expected).toContain('change_log_at');
@@ -61,7 +61,7 @@ describe('indexes set aside for a first load', () => {
     // Primary keys, unique constraints and the other tables' indexes (domains' too) are untouched.
     expect(during).toContain('sqlite_autoindex_licenses_1');
     expect(during).toContain('credit_ledger_at');
-    for (const name of ['domains_last_enriched_at', 'domains_profile_due', 'domains_unlisted_at'])
+    for (const name of ['domains_last_listed_at', 'domains_profile_due', 'domains_unlisted_at'])
       expect(during).toContain(name);
     expect(queryPlan(mirror, "SELECT domain_normalized FROM change_log WHERE at > 'x'")).toMatch(/SCAN/);
 

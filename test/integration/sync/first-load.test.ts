@@ -27,7 +27,7 @@ describe.each(['thread', 'inline'] as const)(
       const first = await syncPipeline(ctx);
       expect(first.status).toBe('done');
       expect(first.stats.profilesFetched).toBe(1500);
-      expect(first.stats.indexesDeferred).toBe(15);
+      expect(first.stats.indexesDeferred).toBe(16);
       expect(diffMirrorWithTruth(ctx.mirror.path, sim)).toEqual([]);
       expect(mirrorIndexes(ctx.mirror.path)).toEqual(expected);
       expect(queryMirror(ctx.mirror.path, 'SELECT * FROM deferred_indexes')).toEqual([]);
