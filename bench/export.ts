@@ -462,7 +462,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'profile JSON and its hash and 4 section rows. The mirror is empty, so the load is its first load, as for ' +
       'a user who starts a mirror from an export (docs/exports.md "Loading"): the mirror\'s baseline, with no ' +
       'change_log row per licence and payment method (before 2026-11-27 it wrote one each, about 6 per domain), ' +
-      'and the secondary indexes of the licence, payment-method and change_log tables, and four of the domain ' +
+      'and the secondary indexes of the licence, payment-method and change_log tables, and five of the domain ' +
       'indexes, built once after the rows, where the ceiling keeps every index up to date row by row.',
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
       `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does, grouped by bench/export-load-profile.ts):`,
@@ -483,10 +483,13 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'indexes built once after the rows (this benchmark at 1,000,000 rows, the run of 2026-11-26T22:24Z against ' +
       'that of 2026-11-27T11:26Z: NDJSON 0.79 → 1.07 of the ceiling, 485 → 290 s of load; CSV 0.63 → 1.03, ' +
       '688 → 406 s; the ceiling itself ran 24 % (NDJSON) and 3 % (CSV) faster in the second, so compare the ' +
-      'ratios). Since 2026-11-28 a first load also sets aside the four domain indexes whose keys it writes in no ' +
-      'order (src/mirror/store/deferred-indexes.ts): in this run NDJSON 1.07 → 1.37 of the ceiling, 290 → 204 s ' +
-      'of load, CSV 1.03 → 1.19, 406 → 292 s, against the run of 2026-11-27T11:26Z (peak RSS 209 → 212 MB ' +
-      'and 202 → 234 MB, inside the spread described next). Every 10,000 rows cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB ' +
+      'ratios). Since 2026-11-28 a first load also sets aside domain indexes whose keys it writes in no ' +
+      'order (src/mirror/store/deferred-indexes.ts). Four of them first: in the run of 2026-11-28T09:08Z NDJSON ' +
+      '1.07 → 1.37 of the ceiling, 290 → 204 s of load, CSV 1.03 → 1.19, 406 → 292 s, against the run of ' +
+      '2026-11-27T11:26Z (peak RSS 209 → 212 MB and 202 → 234 MB, inside the spread described next). A fifth, ' +
+      "the service's date of enrichment, later that day: in this run NDJSON 1.42 of the ceiling (212 s of load), " +
+      'CSV 1.22 (270 s), peak RSS 218 and 198 MB; the ceiling ran 7 % slower on NDJSON and 6 % faster on CSV ' +
+      'than at 09:08Z, so compare the ratios. Every 10,000 rows cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB ' +
       'in two runs (bare loader 207–227 MB), near the 256 MB line, for a reason not yet established. So the load ' +
       'commits every 6,000 rows (3 batches), as in the table above. Peak RSS varies from run to run by more than the ' +
       'commit interval explains: with the same 6,000 rows an ad hoc NDJSON run measured 234 MB and the bench run ' +

@@ -370,7 +370,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
               `thread ${bare.main} µs) and writes the mirror on a writer thread (${t.busiestOther} µs per profile: the ` +
               'domain row, on average 1.6 licences, 4.5 payment methods and 4 sections, with no change_log rows since ' +
               "a first sync is the mirror's baseline (src/mirror/store/baseline.ts); into " +
-              'an empty mirror without the indexes of the licence, payment-method and change_log tables and four ' +
+              'an empty mirror without the indexes of the licence, payment-method and change_log tables and five ' +
               'of the domain indexes, which the ' +
               `main thread builds once the rows are in, in the main thread's figure); ${t.rest} µs go to other threads (V8's and libuv's helper threads; garbage ` +
               'collection runs more often there because the CLI keeps each heap within 1.6× its live size and ' +
@@ -407,15 +407,19 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             `this run (${fmt(floor.writerAloneUsPerProfile / floor.writerAlone4KiBUsPerProfile)}× of that with 8 KiB). ` +
             'An existing mirror keeps its page size. ' +
             'Into an empty mirror, a first sync drops the secondary indexes of the licence, payment-method and ' +
-            'change_log tables (not their keys) and the four domain indexes whose keys it writes in no order ' +
-            '(company and operator names, the listing date of enrichment, the name search), writes the rows, and ' +
+            'change_log tables (not their keys) and the five domain indexes whose keys it writes in no order ' +
+            "(company and operator names, the service's and the listing's dates of enrichment, the name search), " +
+            'writes the rows, and ' +
             'builds each of those indexes at the end from one sorted pass over its table ' +
             '(src/mirror/store/deferred-indexes.ts): each row inserted with its ' +
             'indexes in place is a B-tree insert into every index, mostly on pages not in the cache once the mirror ' +
             'is large. Each domain index is built from a scan of the widest table, which the run ends waiting for; ' +
             'until 2026-11-28 they all stayed (at 1,000,000 domains on loopback, one pair of runs that day, setting ' +
-            'the four aside took the writer thread from 182 to 146 µs per profile and the sync from 3,904 to 4,647 ' +
-            'profiles/s; at 100,000 domains, concurrency 32 and 10 ms, it cost about 1 % of the rate). The other ' +
+            'four of them aside took the writer thread from 182 to 146 µs per profile and the sync from 3,904 to 4,647 ' +
+            'profiles/s; at 100,000 domains, concurrency 32 and 10 ms, it cost about 1 % of the rate; the fifth, the ' +
+            "service's date of enrichment, joined them later that day: at 1,000,000 domains, three alternating pairs, " +
+            'the writer thread used 141–148 against 155–175 µs per profile, the sync made 4,615–4,707 against ' +
+            '3,768–4,318 profiles/s and wrote 27.4–27.7 against 34.9 GB to disk, two pairs). The other ' +
             'domain indexes stay: the sync reads one of them while it loads, and the rest take their keys in order ' +
             'or hold none of a first load. With every index kept up ' +
             `to date row by row, as before, the store functions cost ${floor.writerAloneIndexedUsPerProfile} µs per ` +
@@ -875,29 +879,29 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
 const SYNC_PROFILE = {
   domains: 20_000,
   measured:
-    "measured 2026-11-28T08:46Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes and four of the domain indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each with the compiled response schemas (z.compile), new domains' listing rows held until their profile writes them, the request limiter and the task queue without p-queue and the writer thread at a lower priority",
+    "measured 2026-11-28T11:34Z on 2 Intel Xeon cores, into an empty mirror: the mirror's baseline (no change_log rows), with the licence, payment-method and change_log indexes and five of the domain indexes set aside during the load, the profiles handed to the writer as their response texts unparsed, the writer thread parsing and validating each with the compiled response schemas (z.compile), new domains' listing rows held until their profile writes them, the request limiter and the task queue without p-queue and the writer thread at a lower priority",
   table: [
-    ['main', 'HTTP (undici, sockets)', '41'],
-    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '18'],
-    ['main', 'garbage collection', '17'],
-    ['main', 'other (program, V8, Node internals)', '12'],
+    ['main', 'HTTP (undici, sockets)', '43'],
+    ['main', "SQLite: building the indexes set aside, at the end; the listing's mirror reads", '22'],
+    ['main', 'garbage collection', '21'],
+    ['main', 'other (program, V8, Node internals)', '15'],
     ['main', 'start-up (module loading)', '10'],
-    ['main', 'promises, events, abort signals, timers', '6'],
+    ['main', 'promises, events, abort signals, timers', '7'],
     ['main', 'our client: reading and parsing response bodies, retries, the request limiter', '4'],
-    ['main', 'listing: classifying pages, run bookkeeping', '2'],
     ['main', 'response validation (zod, with its timestamp pattern)', '2'],
-    ['main', 'handing batches to the writer thread', '1'],
+    ['main', 'handing batches to the writer thread', '2'],
+    ['main', 'listing: classifying pages, run bookkeeping', '2'],
     ['main', 'task queue (src/runtime/queue.ts)', '1'],
-    ['writer', 'SQLite: domain and section upserts', '50'],
-    ['writer', 'SQLite: licence and payment-method upserts', '44'],
-    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '20'],
-    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '19'],
-    ['writer', 'parsing the profile texts', '11'],
+    ['writer', 'SQLite: domain and section upserts', '47'],
+    ['writer', 'SQLite: licence and payment-method upserts', '41'],
+    ['writer', 'validation (zod, with its timestamp pattern), timestamps, JSON of the sections', '25'],
+    ['writer', 'SQLite: BEGIN/COMMIT, checkpoints (includes waiting for fsync)', '25'],
+    ['writer', 'parsing the profile texts', '15'],
     ['writer', 'garbage collection', '10'],
-    ['writer', 'start-up (module loading)', '8'],
+    ['writer', 'start-up (module loading)', '9'],
     ['writer', 'program, message passing, other', '7'],
-    ['writer', 'SHA-1 of each profile', '7'],
-    ['writer', 'SQLite: listing rows', '3'],
+    ['writer', 'SHA-1 of each profile', '6'],
+    ['writer', 'SQLite: listing rows', '6'],
   ] as ReadonlyArray<readonly [string, string, string]>,
   reading:
     'The profile samples wall time, so its totals run above the CPU figures in the table at the top: a ' +
@@ -906,18 +910,23 @@ const SYNC_PROFILE = {
     'away on 2026-11-26, the socket writes took 166 µs of wall time per profile in the bare undici loop ' +
     'and 124 µs in the sync with its profile writes discarded: mostly waiting for a core). ' +
     'Statements of better-sqlite3 are native calls, so the SQLite rows are the self time of the store ' +
-    'functions that run them. The writer thread was idle 39 µs per profile (the main thread 126 µs: on ' +
-    'loopback it waits for the writer), and most of its busy time (117 of 179 µs) ' +
+    'functions that run them. The writer thread was idle 36 µs per profile (the main thread 119 µs: on ' +
+    'loopback it waits for the writer), and most of its busy time (119 of 191 µs) ' +
     'is SQLite itself: each row of a new domain (the domain, 1.6 licences, 4.5 payment methods, 4 sections; no ' +
     'change_log rows, since a first sync is the baseline) is a B-tree insert into its table, and the domain row one ' +
-    "into each of the domain indexes it keeps (the other tables' indexes and four of the domain ones are " +
-    'built at the end). Against the profile of 01:24Z the same day, before those four were set aside too, ' +
-    "the writer's domain and section upserts fell from 56 to 50 µs per profile and its commits and " +
-    "checkpoints from 25 to 20, and the main thread's row for the build at the end rose from 12 to 18; a " +
-    'second profile a minute after this one agreed with it within 4 µs per row. In the profile of ' +
+    "into each of the domain indexes it keeps (the other tables' indexes and five of the domain ones are " +
+    'built at the end). A second profile a minute after this one agreed with it within 11 µs per row. The ' +
+    'profile of 08:46Z the same day, before the fifth domain index was set aside (which at 20,000 domains ' +
+    'makes no difference beyond the spread; at 1,000,000 it does, above), had the domain and section upserts ' +
+    'at 50 µs per profile, the licence and payment-method upserts at 44, the commits at 20 and the validation ' +
+    "at 19: the machine ran faster then (the floor's plain INSERTs took 80 µs per profile in the bench run " +
+    'before that profile, 88 in the one before this). ' +
+    'Against the profile of 01:24Z, before four of the domain indexes were set aside, that of 08:46Z had the ' +
+    "writer's domain and section upserts down from 56 to 50 µs per profile and its commits and checkpoints " +
+    "from 25 to 20, and the main thread's row for the build at the end up from 12 to 18. In the profile of " +
     '2026-11-27T03:00Z, before the baseline, the licence and payment-method upserts with their change_log rows ' +
     'took 83 µs per profile of 263 on the writer thread (32 %); in that of 17:31Z the same day, after it, 74 of ' +
-    '309 (24 %); in that of 01:24Z on 2026-11-28, 38 of 186 (20 %); here 44 of 179. Between the profile of ' +
+    '309 (24 %); in that of 01:24Z on 2026-11-28, 38 of 186 (20 %); here 41 of 191. Between the profile of ' +
     '17:31Z (busy per profile: writer 309 µs, main 214) and that of 01:24Z every row fell, also rows of code ' +
     'that no change between them touched: the licence and ' +
     "payment-method upserts from 74 to 38, the main thread's HTTP (undici) from 76 to 39. The machine was " +
@@ -926,11 +935,11 @@ const SYNC_PROFILE = {
     "rows 25 → 6 and its domain and section upserts 82 → 56 (a new domain's row written once, with its " +
     'listing columns held until its profile), its validation 35 → 20 (the compiled response schemas), and ' +
     "the main thread's task queue 7 → 1 and garbage collection 40 → 18 (the task queue without p-queue). " +
-    'Profiles a minute apart agree within a few µs per row; runs hours apart differ more ' +
+    'Profiles a minute apart agree within 4–11 µs per row; runs hours apart differ more ' +
     '(below). In the profile of 11:38Z on 2026-11-27, before the writer thread parsed and validated the ' +
     'profiles, the main thread spent 27 µs per profile in its client row (reading and parsing bodies, retries, ' +
     'the limiter) and 10 validating, the writer 17 parsing the texts; here the main thread spends 4 and 2 (the ' +
-    'listing pages are still parsed and validated there), and the writer 11 parsing. ' +
+    'listing pages are still parsed and validated there), and the writer 15 parsing. ' +
     "The profile covers the main and writer threads only. The sync's other threads (the table at the top) " +
     "are V8's: sampling /proc's per-thread CPU by thread name in one run of this sync (2026-11-28T01:14Z, 20,000 domains, " +
     "loopback), all of it, 1,240 ms (62 µs per profile), was V8's worker thread, against 530 ms in the bare " +
@@ -985,7 +994,7 @@ const SYNC_PROFILE = {
     "153–194 µs per profile, medians 175 and 189, lower in 4 of 6 pairs); the pipelines' task queue a " +
     'counter and a FIFO of its own (src/runtime/queue.ts) instead of p-queue, whose options object, id, ' +
     'promise, async-context binding and events came with every task, one per profile (2026-11-28; the ' +
-    'profile above is after it, the table at the top before it: alternating runs of a full sync of 20,000 ' +
+    'profile above and the table at the top are after it: alternating runs of a full sync of 20,000 ' +
     'domains on loopback, concurrency 8, six pairs: main thread CPU 1,550–1,700 ms against 1,660–1,790, ' +
     'lower in each pair, CPU per profile 244–273 against 261–289 µs, lower in 5 of 6; the main thread ' +
     'allocated 23.1 KB per profile against 25.8, sampled by the inspector with collected objects ' +
@@ -996,6 +1005,10 @@ const SYNC_PROFILE = {
     'against 150, 151 and 146 µs per profile, 4,545–5,044 against 4,750–4,872 profiles/s; 1,000,000 domains, ' +
     'one pair, writer thread 146 against 182 µs, 4,647 against 3,904 profiles/s; the cost, the build at the ' +
     'end, at 100,000 domains, concurrency 32 and 10 ms, two pairs: 2,469 and 2,450 against 2,497 and 2,483 ' +
+    "profiles/s); the fifth, the service's date of enrichment, later that day (at 1,000,000 domains on " +
+    'loopback, three alternating pairs: writer thread 141–148 against 155–175 µs per profile, 4,615–4,707 ' +
+    'against 3,768–4,318 profiles/s, and in two of them 27.4 and 27.7 GB written against 34.9 and 34.9; at ' +
+    '100,000 domains, concurrency 32 and 10 ms, three pairs, no difference: 2,409–2,448 against 2,414–2,427 ' +
     'profiles/s). Runs of ' +
     'the same code on different ' +
     'days, or hours apart, measured 10–25 % apart in absolute terms and more at times (this machine is ' +
