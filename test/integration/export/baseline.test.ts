@@ -65,7 +65,10 @@ function expectIndexesBuilt(path: string, fresh: MirrorIndex[]): void {
   expect(queryMirror(path, 'SELECT * FROM deferred_indexes')).toEqual([]);
 }
 
-/** Indexes a load into an empty mirror sets aside: the licence, payment-method and change_log tables' and five of the domain ones. */
+/**
+ * Indexes a load into an empty mirror sets aside: every secondary index of the licence,
+ * payment-method and change_log tables, and five of the domain indexes.
+ */
 const SET_ASIDE = 16;
 
 describe('an export loaded into an empty mirror', () => {
