@@ -949,7 +949,13 @@ const SYNC_PROFILE = {
     'Tried on the store functions alone and not kept (20,000 profiles, no HTTP, three alternating pairs ' +
     'each, 2026-11-28): foreign keys off on the writer connection, 107–116 against 109–112 µs per profile; ' +
     'the licence and payment-method tables WITHOUT ROWID, 126–129 against 112–122, and with domain_sections ' +
-    'too, 134–143 against 116–123. ' +
+    'too, 134–143 against 116–123. Also not kept: the writer thread checkpointing every ~400 MB of WAL instead ' +
+    'of ~40 MB (2026-11-28, alternating full syncs). At 1,000,000 domains on loopback (two pairs) it wrote ' +
+    '22.0 and 22.0 GB to disk against 27.5 and 27.6, and made 5,181 and 5,219 against 5,011 and 4,629 ' +
+    'profiles/s; at 100,000 domains on loopback (three pairs) 5,915–5,978 against 5,727–5,827 profiles/s. ' +
+    'But at 100,000 domains, concurrency 32 and 10 ms it was slower in each of three pairs, 2,419–2,461 ' +
+    'against 2,447–2,495 profiles/s: a longer checkpoint holds the writer longer, and the fetching lanes ' +
+    'wait for it. ' +
     'What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
     'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
     "profile); the task queue removing its own listeners instead of through addEventListener's `signal` " +

@@ -197,7 +197,9 @@ Promise.all([
     // short (a checkpointer thread racing this continuous writer let it grow past the database).
     // Every ~40 MB rather than SQLite's ~4 MB: each checkpoint waits for two fsyncs, during which
     // fetching runs ahead only as far as maxPending lets it, so fewer checkpoints made a sync
-    // measurably faster (current rates: docs/benchmarks.md "sync").
+    // measurably faster (current rates: docs/benchmarks.md "sync"). Every ~400 MB wrote a fifth less
+    // to disk in a first sync of 1,000,000 domains, but made concurrency 32 with the service 10 ms
+    // away slower in each of three pairs (docs/benchmarks.md "sync", what was not kept).
     sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
     port.postMessage({ ready: true, nice });
