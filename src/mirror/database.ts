@@ -234,9 +234,12 @@ export function cachedStatement(mirror: Mirror, sqlText: string): Database.State
   return statement;
 }
 
-/** The `n` column of the one row `sqlText` answers (a `SELECT count(*) AS n …`), cached as above. */
-export function countOf(mirror: Mirror, sqlText: string): number {
-  return (cachedStatement(mirror, sqlText).get() as { n: number }).n;
+/**
+ * The `n` column of the one row `sqlText` answers (a `SELECT count(*) AS n …`) with `params`
+ * bound, the statement cached as above.
+ */
+export function countOf(mirror: Mirror, sqlText: string, ...params: unknown[]): number {
+  return (cachedStatement(mirror, sqlText).get(...params) as { n: number }).n;
 }
 
 /**

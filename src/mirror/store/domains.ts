@@ -1,4 +1,4 @@
-import { cachedStatement, inTransaction } from '../database.js';
+import { cachedStatement, countOf, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainSummaryInput } from '../inputs.js';
 import { nextChangeSeq } from './change-seq.js';
@@ -283,15 +283,18 @@ export function markUnlisted(
   if (scopeFilters !== undefined && Object.keys(scopeFilters).length > 0)
     return { marked: 0, skipped: 'filtered_listing' };
   return inTransaction(mirror, () => {
-    const listed = cachedStatement(mirror, 'SELECT count(*) AS n FROM domains WHERE last_listed_at >= ?').get(
+    const listed = countOf(
+      mirror,
+      'SELECT count(*) AS n FROM domains WHERE last_listed_at >= ?',
       runStartedAt,
-    ) as { n: number };
-    if (listed.n === 0) return { marked: 0, skipped: 'empty_listing' as const };
-    const unlisted = cachedStatement(
+    );
+    if (listed === 0) return { marked: 0, skipped: 'empty_listing' as const };
+    const unlisted = countOf(
       mirror,
       'SELECT count(*) AS n FROM domains WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',
-    ).get(runStartedAt) as { n: number };
-    if (unlisted.n === 0) return { marked: 0 };
+      runStartedAt,
+    );
+    if (unlisted === 0) return { marked: 0 };
     const { changes } = cachedStatement(
       mirror,
       'UPDATE domains SET unlisted_at = ?, change_seq = ? WHERE unlisted_at IS NULL AND (last_listed_at IS NULL OR last_listed_at < ?)',

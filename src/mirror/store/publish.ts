@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
-import { cachedStatement, mirrorInternals } from '../database.js';
+import { cachedStatement, countOf, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
 import { logicalType, SNAPSHOT_TABLES, type LogicalColumnType } from './snapshot.js';
 
@@ -179,10 +179,11 @@ export function rowsChangedSince(
   let total = 0;
   for (const table of tables) {
     assertPublishTable(table);
-    const row = cachedStatement(mirror, `SELECT count(*) AS n FROM "${table}" WHERE change_seq > ?`).get(
+    total += countOf(
+      mirror,
+      `SELECT count(*) AS n FROM "${table}" WHERE change_seq > ?`,
       afterSeq[table] ?? -1,
-    ) as { n: number };
-    total += row.n;
+    );
   }
   return total;
 }
