@@ -19,7 +19,7 @@ import { mirrorHasDomains } from './domains.js';
  * Of the `domains` indexes, five are set aside (DEFERRED_DOMAIN_INDEXES): those whose keys a load
  * writes in no order (company and operator names, the service's and the listing's enrichment
  * dates, the name search), each insert on a page of its own once the mirror is large, and each
- * commit rewriting most of the index's pages. Each is built from a scan of the widest table (a
+ * commit writing the pages its batch touched again. Each is built from a scan of the widest table (a
  * domain row carries its raw profile): about 0.1 s per 100,000 domains. The other `domains`
  * indexes stay. `domains_profile_due` is read `INDEXED BY` by the sync itself
  * (store/profiles-due.ts), whose query would fail without it. The rest take their keys at the
@@ -37,8 +37,9 @@ import { mirrorHasDomains } from './domains.js';
  * 158, the sync made 4,617, 4,615 and 4,707 profiles/s against 4,318, 3,768 and 4,206, and it
  * wrote 27.4 and 27.7 GB to disk against 34.9 and 34.9 (the last two pairs). The cost is the
  * build at the end: at 100,000 domains, concurrency 32 and the service 10 ms away, 2,469 and
- * 2,450 profiles/s against 2,497 and 2,483 with four. docs/benchmarks.md "sync" has the current
- * figures.
+ * 2,450 profiles/s with the first four set aside against 2,497 and 2,483 with none of them; with the
+ * fifth as well, 2,409–2,448 against 2,414–2,427 with four (three pairs). docs/benchmarks.md
+ * "sync" has the current figures.
  *
  * Only explicit, non-unique indexes are set aside: the primary keys and unique constraints stay,
  * since the upserts look rows up by them and rely on them for their conflict targets. Nothing the
