@@ -955,7 +955,12 @@ const SYNC_PROFILE = {
     'profiles/s; at 100,000 domains on loopback (three pairs) 5,915–5,978 against 5,727–5,827 profiles/s. ' +
     'But at 100,000 domains, concurrency 32 and 10 ms it was slower in each of three pairs, 2,419–2,461 ' +
     'against 2,447–2,495 profiles/s: a longer checkpoint holds the writer longer, and the fetching lanes ' +
-    'wait for it. ' +
+    'wait for it. Every ~120 MB, the middle, was kept (WRITER_AUTOCHECKPOINT_BYTES in ' +
+    'src/mirror/checkpointer.ts; 2026-11-28, alternating full syncs against ~40 MB): at 100,000 domains on ' +
+    'loopback (three pairs) it wrote 1.91–1.97 against 2.17–2.22 GB to disk and made 5,719–5,957 against ' +
+    '5,698–5,788 profiles/s; at 1,000,000 domains on loopback (one pair) 23.6 against 27.7 GB, 5,030 against ' +
+    '5,009 profiles/s; at 100,000 domains, concurrency 32 and 10 ms (three pairs) 2,395–2,449 against ' +
+    '2,395–2,440 profiles/s. ' +
     'What helped, each measured when it was done: each batch written in domain order, 1,000 profiles ' +
     'per batch, and no redaction of per-request debug fields below debug (2026-11-24: 556 → 459 µs per ' +
     "profile); the task queue removing its own listeners instead of through addEventListener's `signal` " +

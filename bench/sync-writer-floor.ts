@@ -31,7 +31,7 @@
 import Database from 'better-sqlite3';
 import { PROFILE_BATCH_SIZE as BATCH } from '../pipelines/sync.js';
 import { DEFAULTS } from '../src/config/defaults.js';
-import { bulkAutocheckpointPages } from '../src/mirror/checkpointer.js';
+import { bulkAutocheckpointPages, WRITER_AUTOCHECKPOINT_BYTES } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
@@ -121,7 +121,7 @@ export async function runWriterFloor(
     const expectedPageSize = mode === 'writer-alone-4k' ? 4096 : NEW_MIRROR_PAGE_SIZE;
     if (sqlite.pragma('page_size', { simple: true }) !== expectedPageSize)
       throw new Error(`${mode}: the mirror's pages are not ${expectedPageSize} bytes`);
-    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
+    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite, WRITER_AUTOCHECKPOINT_BYTES)}`);
     sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
     const at = new Date().toISOString();
     // As a first sync does (pipelines/sync.ts): the mirror's baseline opened (no `added`

@@ -10,7 +10,7 @@ import { mirrorInternals } from './database.js';
  * whole WAL and the next transaction starts it again from the beginning. (This replaced a
  * checkpointer thread with its own connection, which never caught up with a writer that commits
  * one batch after another: its WAL grew without bound.) The sync's writer thread does the same
- * (src/mirror/profile-writer-worker.ts).
+ * (src/mirror/profile-writer-worker.ts), every ~120 MB ({@link WRITER_AUTOCHECKPOINT_BYTES}).
  */
 
 /** SQLite's default `wal_autocheckpoint` (pages), restored after a bulk write. */
@@ -20,12 +20,33 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 export const BULK_AUTOCHECKPOINT_BYTES = 40_960_000;
 
 /**
- * `wal_autocheckpoint` (pages) for ~{@link BULK_AUTOCHECKPOINT_BYTES} of WAL at the page size
- * of `sqlite`'s database: 10,000 pages in a mirror of 4 KiB pages, 5,000 in one of 8 KiB.
+ * WAL bytes between two checkpoints of the sync's writer thread
+ * (src/mirror/profile-writer-worker.ts). SQLite's auto-checkpoint stays on: it runs on the writer
+ * thread, off the fetching thread, and keeps the WAL bounded (a checkpointer thread racing this
+ * continuous writer let it grow past the database). Each checkpoint copies the WAL into the
+ * database file and waits for two fsyncs, while fetching runs ahead only as far as maxPending lets
+ * it. A page rewritten by several commits between two checkpoints is copied once, so a longer
+ * interval writes less to disk; a longer checkpoint also holds the writer longer. Measured in
+ * alternating full syncs (docs/benchmarks.md "sync"): ~40 MB (BULK_AUTOCHECKPOINT_BYTES, the
+ * export load's) was faster than SQLite's ~4 MB. Against ~40 MB, ~120 MB wrote 1.91–1.97 GB
+ * against 2.17–2.22 GB in a first sync of 100,000 domains on loopback, as fast or faster (three
+ * pairs), 23.6 against 27.7 GB at 1,000,000 domains (one pair), and kept the rate with the
+ * service 10 ms away at concurrency 32 (three pairs). ~400 MB wrote a fifth less at 1,000,000
+ * domains but was slower at that point in each of three pairs, so it was not kept.
  */
-export function bulkAutocheckpointPages(sqlite: Database.Database): number {
+export const WRITER_AUTOCHECKPOINT_BYTES = 3 * BULK_AUTOCHECKPOINT_BYTES;
+
+/**
+ * `wal_autocheckpoint` (pages) for ~`bytes` of WAL (by default {@link BULK_AUTOCHECKPOINT_BYTES})
+ * at the page size of `sqlite`'s database: by default 10,000 pages in a mirror of 4 KiB pages,
+ * 5,000 in one of 8 KiB. Never fewer than SQLite's default 1,000.
+ */
+export function bulkAutocheckpointPages(
+  sqlite: Database.Database,
+  bytes: number = BULK_AUTOCHECKPOINT_BYTES,
+): number {
   const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
-  return Math.max(DEFAULT_AUTOCHECKPOINT_PAGES, Math.round(BULK_AUTOCHECKPOINT_BYTES / pageSize));
+  return Math.max(DEFAULT_AUTOCHECKPOINT_PAGES, Math.round(bytes / pageSize));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { lowerThreadPriority } from '../util/thread-priority.js';
-import { bulkAutocheckpointPages } from './checkpointer.js';
+import { bulkAutocheckpointPages, WRITER_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
 import { applyInOpenTransaction, errorFields, loadTextCheck } from './profile-writer-apply.js';
@@ -193,14 +193,8 @@ Promise.all([
     check = loaded;
     mirror = opened;
     const { sqlite } = mirrorInternals(opened);
-    // SQLite's auto-checkpoint stays on: it runs here, off the fetching thread, and keeps the WAL
-    // short (a checkpointer thread racing this continuous writer let it grow past the database).
-    // Every ~40 MB rather than SQLite's ~4 MB: each checkpoint waits for two fsyncs, during which
-    // fetching runs ahead only as far as maxPending lets it, so fewer checkpoints made a sync
-    // measurably faster (current rates: docs/benchmarks.md "sync"). Every ~400 MB wrote a fifth less
-    // to disk in a first sync of 1,000,000 domains, but made concurrency 32 with the service 10 ms
-    // away slower in each of three pairs (docs/benchmarks.md "sync", what was not kept).
-    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite)}`);
+    // SQLite's auto-checkpoint stays on, here, off the fetching thread; see WRITER_AUTOCHECKPOINT_BYTES.
+    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite, WRITER_AUTOCHECKPOINT_BYTES)}`);
     sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
     port.postMessage({ ready: true, nice });
     if (waiting.length > 0 && !scheduled) {

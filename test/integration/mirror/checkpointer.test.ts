@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import {
   BULK_AUTOCHECKPOINT_BYTES,
   bulkAutocheckpointPages,
+  WRITER_AUTOCHECKPOINT_BYTES,
   bulkCommits,
   withBulkAutocheckpoint,
 } from '../../../src/mirror/checkpointer.js';
@@ -75,6 +76,11 @@ describe('withBulkAutocheckpoint', () => {
       large.pragma('page_size = 8192');
       expect(bulkAutocheckpointPages(small)).toBe(10_000);
       expect(bulkAutocheckpointPages(large)).toBe(5000);
+      // The sync's writer thread: ~120 MB, three times as many pages.
+      expect(bulkAutocheckpointPages(small, WRITER_AUTOCHECKPOINT_BYTES)).toBe(30_000);
+      expect(bulkAutocheckpointPages(large, WRITER_AUTOCHECKPOINT_BYTES)).toBe(15_000);
+      // Never below SQLite's default.
+      expect(bulkAutocheckpointPages(large, 4096)).toBe(1000);
     } finally {
       small.close();
       large.close();
