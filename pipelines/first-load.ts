@@ -21,7 +21,7 @@ export interface FirstLoad {
  * What a bulk load (a sync, or an export's load) does before it makes the mirror's first load
  * (into an empty mirror, or one that holds only domains `enrich` wrote one by one), or resumes
  * such a load:
- * - sets the secondary indexes of the licence, payment-method and change_log tables and four of
+ * - sets the secondary indexes of the licence, payment-method and change_log tables and five of
  *   the domain indexes aside, to be
  *   built at the end (src/mirror/store/deferred-indexes.ts); the rows go in first. The caller
  *   builds them with buildIndexesSetAside (src/runtime/run.ts) once its rows are written, also
