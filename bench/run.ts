@@ -144,6 +144,36 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
       target,
       met,
     });
+    type RssRate = Rate & { peakRssMb: number; seconds: number };
+    // (g) of bench/sync.ts: the loopback point once on a large catalogue, untargeted.
+    const largeFigures = (
+      r: { concurrency: number },
+      p: Point & { full: RssRate; bareUndici: RssRate },
+    ): BenchFigure[] => [
+      {
+        ...rateFigure(r, p, 'undici'),
+        value: `${p.full.profilesPerSecond}/s (${p.full.seconds} s)`,
+        baseline: `bare undici loop ${p.bareUndici.profilesPerSecond}/s (${p.bareUndici.seconds} s)`,
+      },
+      {
+        bench: 'sync',
+        figure: `CPU per profile of a full sync of ${p.domains} domains, no latency`,
+        value: `${p.full.cpuUsPerProfile} µs`,
+        baseline: `bare undici loop ${p.bareUndici.cpuUsPerProfile} µs`,
+        ratio: fmt(p.full.cpuUsPerProfile / p.bareUndici.cpuUsPerProfile),
+        target: '-',
+        met: null,
+      },
+      {
+        bench: 'sync',
+        figure: `peak RSS of a full sync of ${p.domains} domains, no latency`,
+        value: `${p.full.peakRssMb} MB`,
+        baseline: `bare undici loop ${p.bareUndici.peakRssMb} MB`,
+        ratio: fmt(p.full.peakRssMb / p.bareUndici.peakRssMb),
+        target: '-',
+        met: null,
+      },
+    ];
     return {
       run: () => runSyncBench(),
       figures: (r) => {
@@ -292,6 +322,9 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             target: '< 300 MB',
             met: r.meetsTargets.peakRss,
           },
+          ...(r.large === undefined
+            ? []
+            : largeFigures(r, r.large as Point & { full: RssRate; bareUndici: RssRate })),
         ];
       },
       notes: (r) => {
@@ -451,6 +484,24 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             })(),
         );
         notes.push(FLOOR_EXPERIMENTS, QUIET_MACHINE_CHECK, CATALOGUE_SIZE_CHECK);
+        if (r.large !== undefined) {
+          const l = r.large;
+          notes.push(
+            `The ${l.domains.toLocaleString('en-US')}-domain point (bench/sync.ts (g)) is measured once, last, ` +
+              'on a simulator of its own, as the loopback point is (the undici loop right before and right after ' +
+              `the sync): the sync took ${l.full.seconds} s and made ${l.full.profilesPerSecond} profiles/s, ` +
+              `${l.ratio} of the bare undici loop's ${l.bareUndici.profilesPerSecond}/s (its runs ` +
+              `${l.bareUndiciRuns[0]} and ${l.bareUndiciRuns[1]}/s), at ${l.full.cpuUsPerProfile} µs of CPU per ` +
+              `profile against ${l.bareUndici.cpuUsPerProfile} µs (${fmt(l.full.cpuUsPerProfile / l.bareUndici.cpuUsPerProfile)}×, ` +
+              `${r.cpuRatio}× at ${r.domains.toLocaleString('en-US')} domains)` +
+              (l.full.threadsUsPerProfile
+                ? `; by thread, main ${l.full.threadsUsPerProfile.main}, writer ${l.full.threadsUsPerProfile.busiestOther}, ` +
+                  `others ${l.full.threadsUsPerProfile.rest} µs`
+                : '') +
+              `. Its peak RSS was ${l.full.peakRssMb} MB, the bare undici loop's ${l.bareUndici.peakRssMb} MB. ` +
+              "The sync's time includes building the indexes set aside during the load, at its end.",
+          );
+        }
         const without = r.withoutProfileWrites;
         const withoutThreads = without.loopback.threadsUsPerProfile;
         const leftUs = Math.round(

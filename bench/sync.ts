@@ -25,7 +25,10 @@
  *     side alone allows, measured beside the same run's bare loops;
  * (f) what a service using the spec's freedoms costs: the loopback point on a smaller catalogue,
  *     served with canonical timestamps and in the simulator's quirks mode (`+00:00`, timestamps
- *     without milliseconds, unknown fields), each against the bare undici loop on that service.
+ *     without milliseconds, unknown fields), each against the bare undici loop on that service;
+ * (g) a catalogue of {@link LARGE_DOMAINS} domains, last: the loopback point once (no target), its
+ *     rate, CPU per profile and peak RSS beside the same run's bare undici loop, because the
+ *     writer's B-trees, the listing's sets and the index builds at the end grow with the catalogue.
  * The simulator runs in this process; each measured job runs in its own child process.
  *
  * Why the target is judged with latency: the service is remote (it cannot even be reached from
@@ -69,11 +72,19 @@ const SWEEP_DOMAINS = 20_000;
  */
 export const TARGET_ROUNDS = 3;
 
+/**
+ * Catalogue size of point (g), the size of a large real catalogue. One round (a sync of this many
+ * took about 4 minutes on 2 cores), and its mirror (about 7.6 GB) is deleted at once.
+ */
+export const LARGE_DOMAINS = 1_000_000;
+
 export interface SyncBenchOptions {
   /** @default 100000 */
   domains?: number;
   /** @default 8 */
   concurrency?: number;
+  /** Catalogue size of point (g); 0 leaves it out. @default LARGE_DOMAINS */
+  largeDomains?: number;
 }
 
 /**
@@ -171,6 +182,11 @@ export interface SyncBenchResult {
    * Absent from results before 2026-11-27T15:00Z.
    */
   spellings?: { canonical: LatencyPoint; quirks: LatencyPoint };
+  /**
+   * (g): the loopback point once on a {@link LARGE_DOMAINS}-domain catalogue. Absent from results
+   * before 2026-11-28T14:00Z and when left out (`largeDomains: 0`).
+   */
+  large?: LatencyPoint;
   incremental: {
     changed: number;
     profileRequests: number;
@@ -530,6 +546,20 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     const bareSqlite = await floorJob('bare-sqlite');
     const usPerProfile = (job: ChildOutput): number => Math.round((job.cpuMs * 1000) / job.profiles);
 
+    // (g) after everything else, on a simulator of its own.
+    const largeDomains = options.largeDomains ?? LARGE_DOMAINS;
+    let large: LatencyPoint | undefined;
+    if (largeDomains > 0) {
+      const big = await startSimulator({ domains: largeDomains, seed: 1 });
+      try {
+        const measured = await measureAtLatency(big, 0, largeDomains, dir, concurrency);
+        await rm(measured.syncDir, { recursive: true, force: true });
+        large = measured.point;
+      } finally {
+        await big.close();
+      }
+    }
+
     const requestRatio = round(profileRequests / changed, 3);
     const cpuRatio = round(loopback.full.cpuUsPerProfile / loopback.bareUndici.cpuUsPerProfile, 2);
     return {
@@ -548,6 +578,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       remoteHigh,
       sweep,
       spellings,
+      ...(large === undefined ? {} : { large }),
       incremental: {
         changed,
         profileRequests,
@@ -605,7 +636,11 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const domains = process.argv[2] ? Number(process.argv[2]) : undefined;
-  runSyncBench({ ...(domains ? { domains } : {}) }).then(
+  const largeDomains = process.argv[3] ? Number(process.argv[3]) : undefined;
+  runSyncBench({
+    ...(domains ? { domains } : {}),
+    ...(largeDomains !== undefined ? { largeDomains } : {}),
+  }).then(
     (result) => console.log(JSON.stringify(result, null, 2)),
     (error: unknown) => {
       console.error(error);
