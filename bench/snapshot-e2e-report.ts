@@ -54,5 +54,20 @@ export function snapshotE2eNotes(e: SnapshotE2eBenchResult): string[] {
       '|---|---|---|',
       ...e.profile.phases.map((p) => `| ${p.phase} | ${p.ms} | ${fmt(p.percent, 1)} % |`),
     ].join('\n'),
+    LARGE_MIRROR_CHECK,
   ];
 }
+
+/**
+ * The same comparison on a mirror of realistic size, measured by hand (too long for every bench
+ * run, and the mirror is 7.6 GB).
+ */
+const LARGE_MIRROR_CHECK =
+  'At a realistic size, measured by hand (2026-11-28, 12:54–13:08Z): a mirror of 1,000,000 domains made by ' +
+  "the CLI's full sync (7.6 GB; domains 1,000,000, licenses 1,646,991, payment_methods 4,495,398, " +
+  "domain_sections 4,000,000 rows), `domain-sync snapshot` of every table as installed (the shebang's " +
+  'Node options) and the bare DuckDB snapshot above (bench/snapshot-e2e.ts `--duckdb-child`), each timed by ' +
+  'GNU time from start to exit, three alternating pairs: ours 100.8, 91.6 and 91.5 s at a peak RSS of 429, 408 and 433 MB; DuckDB 73.2, 65.2 ' +
+  'and 61.4 s at 6,768, 7,038 and 7,024 MB. That is 1.38, 1.40 and 1.49 times its time, inside the ≤ 2× ' +
+  'target, and about a sixteenth of its memory: the bare DuckDB snapshot holds each table in memory before ' +
+  'its `COPY`, and ours writes row groups of 100,000 rows as it reads. Files: ours 578 MiB, DuckDB 570 MiB.';
