@@ -322,9 +322,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             target: '< 300 MB',
             met: r.meetsTargets.peakRss,
           },
-          ...(r.large === undefined
-            ? []
-            : largeFigures(r, r.large as Point & { full: RssRate; bareUndici: RssRate })),
+          ...(r.large === undefined ? [] : largeFigures(r, r.large)),
         ];
       },
       notes: (r) => {

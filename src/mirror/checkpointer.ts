@@ -29,9 +29,10 @@ export const BULK_AUTOCHECKPOINT_BYTES = 40_960_000;
  * interval writes less to disk; a longer checkpoint also holds the writer longer. Measured in
  * alternating full syncs (docs/benchmarks.md "sync"): ~40 MB (BULK_AUTOCHECKPOINT_BYTES, the
  * export load's) was faster than SQLite's ~4 MB. Against ~40 MB, ~120 MB wrote 1.91–1.97 GB
- * against 2.17–2.22 GB in a first sync of 100,000 domains on loopback, as fast or faster (three
- * pairs), 23.6 against 27.7 GB at 1,000,000 domains (one pair), and kept the rate with the
- * service 10 ms away at concurrency 32 (three pairs). ~400 MB wrote a fifth less at 1,000,000
+ * against 2.17–2.22 GB in a first sync of 100,000 domains on loopback at about the same rate
+ * (5,719–5,957 against 5,698–5,788 profiles/s, three pairs), 23.6 against 27.7 GB at 1,000,000
+ * domains (one pair), and kept the rate with the service 10 ms away at concurrency 32 (three
+ * pairs). ~400 MB wrote a fifth less at 1,000,000
  * domains but was slower at that point in each of three pairs, so it was not kept.
  */
 export const WRITER_AUTOCHECKPOINT_BYTES = 3 * BULK_AUTOCHECKPOINT_BYTES;
