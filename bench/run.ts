@@ -155,6 +155,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
         value: `${p.full.profilesPerSecond}/s (${p.full.seconds} s)`,
         baseline: `bare undici loop ${p.bareUndici.profilesPerSecond}/s (${p.bareUndici.seconds} s)`,
       },
+      // measureAtLatency runs the bare client loop at every point; report it here too.
+      rateFigure(r, p, 'client'),
       {
         bench: 'sync',
         figure: `CPU per profile of a full sync of ${p.domains} domains, no latency`,

@@ -63,7 +63,7 @@ export function snapshotE2eNotes(e: SnapshotE2eBenchResult): string[] {
  * run, and the mirror is 7.6 GB).
  */
 const LARGE_MIRROR_CHECK =
-  'At a realistic size, measured by hand (2026-11-28, 12:54–13:08Z): a mirror of 1,000,000 domains made by ' +
+  'At a realistic size, measured by hand (2026-11-28, 12:54–13:06Z): a mirror of 1,000,000 domains made by ' +
   "the CLI's full sync (7.6 GB; domains 1,000,000, licenses 1,646,991, payment_methods 4,495,398, " +
   "domain_sections 4,000,000 rows), `domain-sync snapshot` of every table as installed (the shebang's " +
   'Node options) and the bare DuckDB snapshot above (bench/snapshot-e2e.ts `--duckdb-child`), each timed by ' +

@@ -21,19 +21,13 @@ export const BULK_AUTOCHECKPOINT_BYTES = 40_960_000;
 
 /**
  * WAL bytes between two checkpoints of the sync's writer thread
- * (src/mirror/profile-writer-worker.ts). SQLite's auto-checkpoint stays on: it runs on the writer
- * thread, off the fetching thread, and keeps the WAL bounded (a checkpointer thread racing this
- * continuous writer let it grow past the database). Each checkpoint copies the WAL into the
- * database file and waits for two fsyncs, while fetching runs ahead only as far as maxPending lets
- * it. A page rewritten by several commits between two checkpoints is copied once, so a longer
- * interval writes less to disk; a longer checkpoint also holds the writer longer. Measured in
- * alternating full syncs (docs/benchmarks.md "sync"): ~40 MB (BULK_AUTOCHECKPOINT_BYTES, the
- * export load's) was faster than SQLite's ~4 MB. Against ~40 MB, ~120 MB wrote 1.91–1.97 GB
- * against 2.17–2.22 GB in a first sync of 100,000 domains on loopback at about the same rate
- * (5,719–5,957 against 5,698–5,788 profiles/s, three pairs), 23.6 against 27.7 GB at 1,000,000
- * domains (one pair), and kept the rate with the service 10 ms away at concurrency 32 (three
- * pairs). ~400 MB wrote a fifth less at 1,000,000
- * domains but was slower at that point in each of three pairs, so it was not kept.
+ * (src/mirror/profile-writer-worker.ts), where SQLite's auto-checkpoint runs off the fetching
+ * thread and keeps the WAL bounded. Each checkpoint copies the WAL into the database file and
+ * waits for two fsyncs while fetching runs ahead only as far as maxPending lets it. A page that
+ * several commits rewrite between two checkpoints is copied once, so a longer interval writes less
+ * to disk, but a longer checkpoint holds the writer longer. In alternating first syncs, ~120 MB
+ * wrote 12–15 % less than ~40 MB at about the same rate; ~400 MB wrote a fifth less but was
+ * slower at concurrency 32 with the service 10 ms away (figures: docs/benchmarks.md "sync").
  */
 export const WRITER_AUTOCHECKPOINT_BYTES = 3 * BULK_AUTOCHECKPOINT_BYTES;
 
