@@ -24,6 +24,11 @@
  *   thread commits (WRITER_COMMIT_EVERY_PROFILES), with the same indexes set aside first and
  *   built at the end as `writer-alone` does.
  *   Every value is computed before the clock starts: only SQLite's work is measured.
+ * - `bare-sqlite-contract`: the floor under any tool that keeps the contract's mirror tables: the
+ *   same plain INSERTs, of only the columns the product's contract requires of `domains`,
+ *   `licenses`, `payment_methods` and `domain_sections` (so none of our own: no raw profile, no
+ *   listing or mirror timestamps, no change_seq), into a file of those four tables with their keys
+ *   and no other index, made with the mirror's page size and the writer thread's pragmas.
  *
  * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
  * order) and count only the CPU of the writes.
@@ -54,6 +59,7 @@ export const WRITER_FLOOR_MODES = [
   'writer-alone-4k',
   'writer-alone-per-batch',
   'bare-sqlite',
+  'bare-sqlite-contract',
 ] as const;
 export type WriterFloorMode = (typeof WRITER_FLOOR_MODES)[number];
 
@@ -114,6 +120,7 @@ export async function runWriterFloor(
   targetPath: string,
 ): Promise<WriterFloorResult> {
   const source = await readSource(sourcePath);
+  if (mode === 'bare-sqlite-contract') return writeContractRows(source, targetPath);
   if (mode === 'writer-alone-4k') createWithPageSize(targetPath, 4096);
   const mirror = await openMirror(targetPath, {});
   try {
@@ -220,6 +227,88 @@ export async function runWriterFloor(
 }
 
 type BareRow = ['domain' | 'licence' | 'payment' | 'section', unknown[]];
+
+/**
+ * The contract's mirror tables (PRODUCT's "Mirror tables": their keys and minimum columns), and
+ * how many leading parameters of each {@link bareRows} row they take. bareRows' domain row has
+ * `listing_last_enriched_at` sixth and the raw profile twelfth, both ours, so it is picked apart.
+ */
+const CONTRACT_TABLES = {
+  domain: {
+    create: `CREATE TABLE domains (domain_normalized TEXT PRIMARY KEY NOT NULL, domain TEXT,
+      company_name TEXT, status TEXT, last_enriched_at TEXT, operator_name TEXT,
+      operator_legal_entity_name TEXT, operator_country TEXT, brand_name TEXT, brand_slug TEXT,
+      first_synced_at TEXT NOT NULL, last_synced_at TEXT NOT NULL) STRICT`,
+    insert: `INSERT INTO domains VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    params: (p: unknown[]): unknown[] => [...p.slice(0, 5), ...p.slice(6, 11), p[12], p[13]],
+  },
+  licence: {
+    create: `CREATE TABLE licenses (domain_normalized TEXT NOT NULL, jurisdiction TEXT NOT NULL,
+      license_number TEXT NOT NULL, status TEXT, source_url TEXT, first_seen_at TEXT,
+      last_confirmed_at TEXT, removed_at TEXT,
+      PRIMARY KEY (domain_normalized, jurisdiction, license_number)) STRICT`,
+    insert: `INSERT INTO licenses VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
+    params: (p: unknown[]): unknown[] => p.slice(0, 7),
+  },
+  payment: {
+    create: `CREATE TABLE payment_methods (domain_normalized TEXT NOT NULL, normalized_name TEXT NOT NULL,
+      category TEXT, confidence TEXT, first_seen_at TEXT, last_confirmed_at TEXT, removed_at TEXT,
+      PRIMARY KEY (domain_normalized, normalized_name)) STRICT`,
+    insert: `INSERT INTO payment_methods VALUES (?, ?, ?, ?, ?, ?, NULL)`,
+    params: (p: unknown[]): unknown[] => p.slice(0, 6),
+  },
+  section: {
+    create: `CREATE TABLE domain_sections (domain_normalized TEXT NOT NULL, section TEXT NOT NULL,
+      data TEXT, PRIMARY KEY (domain_normalized, section)) STRICT`,
+    insert: `INSERT INTO domain_sections VALUES (?, ?, ?)`,
+    params: (p: unknown[]): unknown[] => p.slice(0, 3),
+  },
+} as const;
+
+/** `bare-sqlite-contract`: the contract's rows alone, in plain INSERTs; see the file comment. */
+function writeContractRows(source: readonly SourceRow[], targetPath: string): WriterFloorResult {
+  const db = new Database(targetPath);
+  try {
+    db.pragma(`page_size = ${NEW_MIRROR_PAGE_SIZE}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('temp_store = MEMORY');
+    db.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(db, WRITER_AUTOCHECKPOINT_BYTES)}`);
+    db.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
+    const tables = Object.values(CONTRACT_TABLES);
+    for (const table of tables) db.exec(table.create);
+    const at = new Date().toISOString();
+    const batches = bareRows(source, at).map((batch) =>
+      batch.map(([table, params]): BareRow => [table, CONTRACT_TABLES[table].params(params)]),
+    );
+    const rows = batches.reduce((n, b) => n + b.length, 0);
+    const statements = {
+      domain: db.prepare(CONTRACT_TABLES.domain.insert),
+      licence: db.prepare(CONTRACT_TABLES.licence.insert),
+      payment: db.prepare(CONTRACT_TABLES.payment.insert),
+      section: db.prepare(CONTRACT_TABLES.section.insert),
+    };
+    const perCommit = Math.max(1, Math.round(WRITER_COMMIT_EVERY_PROFILES / BATCH));
+    const write = db.transaction((group: BareRow[][]) => {
+      for (const batch of group) for (const [table, params] of batch) statements[table].run(params);
+    });
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
+    const result = {
+      profiles: source.length,
+      rowsPerProfile: Math.round((rows / source.length) * 10) / 10,
+      cpuMs: cpuMsSince(cpu),
+      elapsedMs: performance.now() - started,
+    };
+    const written = db.prepare('SELECT count(*) AS n FROM domains').get() as { n: number };
+    if (written.n !== source.length)
+      throw new Error(`bare-sqlite-contract: ${written.n} domains written of ${source.length}`);
+    return result;
+  } finally {
+    db.close();
+  }
+}
 
 interface RawProfile {
   domain?: string;

@@ -18,7 +18,8 @@
  * (b) an incremental run after 1% of domains changed: profile requests ≤ 1.05 × changed;
  * (c) peak RSS of the full sync < 300 MB (the no-latency run, the most memory-hungry);
  * (d) the floor under (a'): the same profiles written again with no HTTP and no threads, by the
- *     sync's store functions and by plain prepared INSERTs of the same rows (sync-writer-floor.ts);
+ *     sync's store functions, by plain prepared INSERTs of the same rows, and by plain INSERTs of
+ *     the contract's columns alone (sync-writer-floor.ts);
  * (e) the ceiling above (a) and (a'): a full sync whose profiles are acknowledged without being
  *     written (sync-child.ts, `sync-discard-profiles`), at concurrency {@link HIGH_CONCURRENCY}
  *     with the service {@link SERVICE_LATENCY_MS} ms away and with no latency: what the fetching
@@ -223,6 +224,14 @@ export interface SyncBenchResult {
     bareSqliteUsPerProfile: number;
     /** (bare undici loop + bare INSERTs) / bare undici loop: the lowest CPU ratio a sync writing these rows can have. */
     lowestCpuRatio: number;
+    /**
+     * Plain prepared INSERTs of the contract's columns alone into a file of the contract's four
+     * tables with their keys and no other index: the floor under any tool keeping those tables.
+     * Absent from results saved before 2026-11-28T15:30Z.
+     */
+    bareSqliteContractUsPerProfile?: number;
+    /** (bare undici loop + the contract's INSERTs) / bare undici loop. */
+    lowestContractCpuRatio?: number;
   };
   targets: {
     ratioMin: 0.9;
@@ -544,6 +553,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     const writerAlone4KiB = await floorJob('writer-alone-4k');
     const writerAlonePerBatch = await floorJob('writer-alone-per-batch');
     const bareSqlite = await floorJob('bare-sqlite');
+    const bareSqliteContract = await floorJob('bare-sqlite-contract');
     const usPerProfile = (job: ChildOutput): number => Math.round((job.cpuMs * 1000) / job.profiles);
 
     // (g) after everything else, on a simulator of its own.
@@ -608,6 +618,12 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
         bareSqliteUsPerProfile: usPerProfile(bareSqlite),
         lowestCpuRatio: round(
           (loopback.bareUndici.cpuUsPerProfile + usPerProfile(bareSqlite)) /
+            loopback.bareUndici.cpuUsPerProfile,
+          2,
+        ),
+        bareSqliteContractUsPerProfile: usPerProfile(bareSqliteContract),
+        lowestContractCpuRatio: round(
+          (loopback.bareUndici.cpuUsPerProfile + usPerProfile(bareSqliteContract)) /
             loopback.bareUndici.cpuUsPerProfile,
           2,
         ),
