@@ -229,9 +229,10 @@ export async function runWriterFloor(
 type BareRow = ['domain' | 'licence' | 'payment' | 'section', unknown[]];
 
 /**
- * The contract's mirror tables (PRODUCT's "Mirror tables": their keys and minimum columns), and
- * how many leading parameters of each {@link bareRows} row they take. bareRows' domain row has
- * `listing_last_enriched_at` sixth and the raw profile twelfth, both ours, so it is picked apart.
+ * The four mirror tables the product's contract names, with the keys and the columns it requires
+ * of them (docs/schema.md has every column the mirror adds), and which of each {@link bareRows} row's parameters they take: a
+ * child row's leading ones (its bookkeeping columns come last), and the domain row's without
+ * `listing_last_enriched_at` (sixth), the raw profile (twelfth) and the last two timestamps.
  */
 const CONTRACT_TABLES = {
   domain: {
