@@ -1275,10 +1275,13 @@ const SYNC_GC_NOTE =
   "of a listing page waiting in the task queue, and zod's output. Not the batch waiting for the writer: with " +
   "100 profiles per batch instead of 1,000, the main thread's scavenges found the same. Since the evening of " +
   "2026-11-27 neither the parsed bodies nor zod's output are on the main thread: profiles are parsed and " +
-  'validated on the writer thread (below). Two experiments ' +
+  'validated on the writer thread (below). Three experiments ' +
   'were not kept: a 16 MB young generation (`--max-semi-space-size=16`; 12 MB alike) cut the CPU per ' +
   'profile in some runs, but peak RSS went to 286–290 MB at 100,000 domains, against 254–258 MB, too near ' +
-  'the 300 MB target for run-to-run spread; and a heap growing factor of 2 or 3 instead of 1.6 ' +
+  'the 300 MB target for run-to-run spread; garbage collection on the collecting thread alone ' +
+  '(`--single-threaded-gc`; 2026-11-28, full syncs of 100,000 domains on loopback, two alternating pairs) ' +
+  'left the CPU per profile where it was (243 and 230 against 244 and 235 µs) but took peak RSS to 327–332 MB, ' +
+  'against 251–264; a heap growing factor of 2 or 3 instead of 1.6 ' +
   '(2026-11-27, alternating runs of 40,000 domains on loopback) made no difference beyond the spread in ' +
   'CPU per profile or rate, and raised the mean peak RSS at 40,000 domains from 249 MB to 265 and 290 MB.';
 
