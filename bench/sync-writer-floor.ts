@@ -36,10 +36,10 @@
 import Database from 'better-sqlite3';
 import { PROFILE_BATCH_SIZE as BATCH } from '../pipelines/sync.js';
 import { DEFAULTS } from '../src/config/defaults.js';
-import { bulkAutocheckpointPages, WRITER_AUTOCHECKPOINT_BYTES } from '../src/mirror/checkpointer.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
 import type { DomainProfileInput, DomainSummaryInput } from '../src/mirror/inputs.js';
 import { WRITER_CACHE_SIZE_KIB, WRITER_COMMIT_EVERY_PROFILES } from '../src/mirror/profile-writer.js';
+import { applyWriterPragmas } from '../src/mirror/profile-writer-apply.js';
 import { openBaselineIfFirstLoad } from '../src/mirror/store/baseline.js';
 import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
@@ -128,8 +128,7 @@ export async function runWriterFloor(
     const expectedPageSize = mode === 'writer-alone-4k' ? 4096 : NEW_MIRROR_PAGE_SIZE;
     if (sqlite.pragma('page_size', { simple: true }) !== expectedPageSize)
       throw new Error(`${mode}: the mirror's pages are not ${expectedPageSize} bytes`);
-    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite, WRITER_AUTOCHECKPOINT_BYTES)}`);
-    sqlite.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
+    applyWriterPragmas(sqlite, WRITER_CACHE_SIZE_KIB);
     const at = new Date().toISOString();
     // As a first sync does (pipelines/sync.ts): the mirror's baseline opened (no `added`
     // change_log rows), indexes set aside before the load and built after it.
@@ -180,128 +179,182 @@ export async function runWriterFloor(
         elapsedMs: performance.now() - started,
       };
     }
-    const batches = bareRows(source, at);
-    const rows = batches.reduce((n, b) => n + b.length, 0);
-    const statements = {
-      domain: sqlite.prepare(
-        `INSERT INTO domains (domain_normalized, domain, company_name, status, last_enriched_at,
-           listing_last_enriched_at, operator_name, operator_legal_entity_name, operator_country,
-           brand_name, brand_slug, raw_profile, first_synced_at, last_synced_at, last_listed_at,
-           profile_synced_at, change_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-      ),
-      licence: sqlite.prepare(
-        `INSERT INTO licenses (domain_normalized, jurisdiction, license_number, status, source_url,
-           first_seen_at, last_confirmed_at, mirror_first_seen_at, mirror_updated_at, change_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-      ),
-      payment: sqlite.prepare(
-        `INSERT INTO payment_methods (domain_normalized, normalized_name, category, confidence,
-           first_seen_at, last_confirmed_at, mirror_first_seen_at, mirror_updated_at, change_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-      ),
-      section: sqlite.prepare(
-        `INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at,
-           mirror_updated_at, change_seq)
-         VALUES (?, ?, ?, ?, ?, 1)`,
-      ),
-    };
-    const perCommit = Math.max(1, Math.round(WRITER_COMMIT_EVERY_PROFILES / BATCH));
-    const write = sqlite.transaction((group: BareRow[][]) => {
-      for (const batch of group) for (const [table, params] of batch) statements[table].run(params);
+    const statements = insertStatements(sqlite, (table) => BARE_COLUMNS[table], true);
+    return await timeInserts(sqlite, statements, bareRows(source, at), {
+      before: setAside,
+      after: () => buildDeferredIndexes(mirror),
     });
-    const started = performance.now();
-    const cpu = process.cpuUsage();
-    setAside();
-    for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
-    await buildDeferredIndexes(mirror);
-    return {
-      profiles: source.length,
-      rowsPerProfile: Math.round((rows / source.length) * 10) / 10,
-      cpuMs: cpuMsSince(cpu),
-      elapsedMs: performance.now() - started,
-    };
   } finally {
     await mirror.close();
   }
 }
 
-type BareRow = ['domain' | 'licence' | 'payment' | 'section', unknown[]];
+type Table = 'domain' | 'licence' | 'payment' | 'section';
+type BareRow = [Table, unknown[]];
+
+const TABLE_NAMES: Record<Table, string> = {
+  domain: 'domains',
+  licence: 'licenses',
+  payment: 'payment_methods',
+  section: 'domain_sections',
+};
+
+/** The mirror's columns that {@link bareRows} fills, in the order of its parameters. */
+const BARE_COLUMNS: Record<Table, readonly string[]> = {
+  domain: [
+    'domain_normalized',
+    'domain',
+    'company_name',
+    'status',
+    'last_enriched_at',
+    'listing_last_enriched_at',
+    'operator_name',
+    'operator_legal_entity_name',
+    'operator_country',
+    'brand_name',
+    'brand_slug',
+    'raw_profile',
+    'first_synced_at',
+    'last_synced_at',
+    'last_listed_at',
+    'profile_synced_at',
+  ],
+  licence: [
+    'domain_normalized',
+    'jurisdiction',
+    'license_number',
+    'status',
+    'source_url',
+    'first_seen_at',
+    'last_confirmed_at',
+    'mirror_first_seen_at',
+    'mirror_updated_at',
+  ],
+  payment: [
+    'domain_normalized',
+    'normalized_name',
+    'category',
+    'confidence',
+    'first_seen_at',
+    'last_confirmed_at',
+    'mirror_first_seen_at',
+    'mirror_updated_at',
+  ],
+  section: ['domain_normalized', 'section', 'data', 'mirror_first_seen_at', 'mirror_updated_at'],
+};
 
 /**
  * The four mirror tables the product's contract names, with the keys and the columns it requires
- * of them (docs/schema.md has every column the mirror adds), and which of each {@link bareRows} row's parameters they take: a
- * child row's leading ones (its bookkeeping columns come last), and the domain row's without
- * `listing_last_enriched_at` (sixth), the raw profile (twelfth) and the last two timestamps.
+ * of them (docs/schema.md has the columns the mirror adds). Every required column a new row has a
+ * value for is written; `removed_at` is NULL for a new row.
  */
-const CONTRACT_TABLES = {
+const CONTRACT_TABLES: Record<Table, { create: string; columns: readonly string[] }> = {
   domain: {
     create: `CREATE TABLE domains (domain_normalized TEXT PRIMARY KEY NOT NULL, domain TEXT,
       company_name TEXT, status TEXT, last_enriched_at TEXT, operator_name TEXT,
       operator_legal_entity_name TEXT, operator_country TEXT, brand_name TEXT, brand_slug TEXT,
       first_synced_at TEXT NOT NULL, last_synced_at TEXT NOT NULL) STRICT`,
-    insert: `INSERT INTO domains VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    params: (p: unknown[]): unknown[] => [...p.slice(0, 5), ...p.slice(6, 11), p[12], p[13]],
+    columns: BARE_COLUMNS.domain.filter(
+      (c) => !['listing_last_enriched_at', 'raw_profile', 'last_listed_at', 'profile_synced_at'].includes(c),
+    ),
   },
   licence: {
     create: `CREATE TABLE licenses (domain_normalized TEXT NOT NULL, jurisdiction TEXT NOT NULL,
       license_number TEXT NOT NULL, status TEXT, source_url TEXT, first_seen_at TEXT,
       last_confirmed_at TEXT, removed_at TEXT,
       PRIMARY KEY (domain_normalized, jurisdiction, license_number)) STRICT`,
-    insert: `INSERT INTO licenses VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
-    params: (p: unknown[]): unknown[] => p.slice(0, 7),
+    columns: BARE_COLUMNS.licence.filter((c) => !c.startsWith('mirror_')),
   },
   payment: {
     create: `CREATE TABLE payment_methods (domain_normalized TEXT NOT NULL, normalized_name TEXT NOT NULL,
       category TEXT, confidence TEXT, first_seen_at TEXT, last_confirmed_at TEXT, removed_at TEXT,
       PRIMARY KEY (domain_normalized, normalized_name)) STRICT`,
-    insert: `INSERT INTO payment_methods VALUES (?, ?, ?, ?, ?, ?, NULL)`,
-    params: (p: unknown[]): unknown[] => p.slice(0, 6),
+    columns: BARE_COLUMNS.payment.filter((c) => !c.startsWith('mirror_')),
   },
   section: {
     create: `CREATE TABLE domain_sections (domain_normalized TEXT NOT NULL, section TEXT NOT NULL,
       data TEXT, PRIMARY KEY (domain_normalized, section)) STRICT`,
-    insert: `INSERT INTO domain_sections VALUES (?, ?, ?)`,
-    params: (p: unknown[]): unknown[] => p.slice(0, 3),
+    columns: BARE_COLUMNS.section.filter((c) => !c.startsWith('mirror_')),
   },
-} as const;
+};
+
+const TABLES = Object.keys(TABLE_NAMES) as Table[];
+
+/** `make(table)` for each of the four tables. */
+function byTable<T>(make: (table: Table) => T): Record<Table, T> {
+  return Object.fromEntries(TABLES.map((table) => [table, make(table)])) as Record<Table, T>;
+}
+
+/**
+ * A prepared `INSERT INTO <table> (<columns>) VALUES (?, …)` per table, with `change_seq` set to 1
+ * (the one value of a load's transactions, as the writer thread stamps them) if `withChangeSeq`.
+ */
+function insertStatements(
+  db: Database.Database,
+  columns: (table: Table) => readonly string[],
+  withChangeSeq: boolean,
+): Record<Table, Database.Statement> {
+  return byTable((table) =>
+    db.prepare(
+      `INSERT INTO ${TABLE_NAMES[table]} (${columns(table).join(', ')}${withChangeSeq ? ', change_seq' : ''})
+       VALUES (${columns(table)
+         .map(() => '?')
+         .join(', ')}${withChangeSeq ? ', 1' : ''})`,
+    ),
+  );
+}
+
+/**
+ * Runs `statements` over `batches`, committed as often as the writer thread commits
+ * (WRITER_COMMIT_EVERY_PROFILES), timing only this, with `before` and `after` inside the clock.
+ */
+async function timeInserts(
+  db: Database.Database,
+  statements: Record<Table, Database.Statement>,
+  batches: readonly BareRow[][],
+  around: { before?: () => void; after?: () => Promise<unknown> } = {},
+): Promise<WriterFloorResult> {
+  const profiles = batches.reduce((n, b) => n + b.filter(([table]) => table === 'domain').length, 0);
+  const rows = batches.reduce((n, b) => n + b.length, 0);
+  const perCommit = Math.max(1, Math.round(WRITER_COMMIT_EVERY_PROFILES / BATCH));
+  const write = db.transaction((group: readonly BareRow[][]) => {
+    for (const batch of group) for (const [table, params] of batch) statements[table].run(params);
+  });
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  around.before?.();
+  for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
+  await around.after?.();
+  return {
+    profiles,
+    rowsPerProfile: Math.round((rows / profiles) * 10) / 10,
+    cpuMs: cpuMsSince(cpu),
+    elapsedMs: performance.now() - started,
+  };
+}
 
 /** `bare-sqlite-contract`: the contract's rows alone, in plain INSERTs; see the file comment. */
-function writeContractRows(source: readonly SourceRow[], targetPath: string): WriterFloorResult {
+async function writeContractRows(
+  source: readonly SourceRow[],
+  targetPath: string,
+): Promise<WriterFloorResult> {
+  // As openMirror makes a new mirror, and as the writer thread then sets its connection.
+  createWithPageSize(targetPath, NEW_MIRROR_PAGE_SIZE);
   const db = new Database(targetPath);
   try {
-    db.pragma(`page_size = ${NEW_MIRROR_PAGE_SIZE}`);
-    db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('temp_store = MEMORY');
-    db.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(db, WRITER_AUTOCHECKPOINT_BYTES)}`);
-    db.pragma(`cache_size = -${WRITER_CACHE_SIZE_KIB}`);
-    const tables = Object.values(CONTRACT_TABLES);
-    for (const table of tables) db.exec(table.create);
-    const at = new Date().toISOString();
-    const batches = bareRows(source, at).map((batch) =>
-      batch.map(([table, params]): BareRow => [table, CONTRACT_TABLES[table].params(params)]),
+    applyWriterPragmas(db, WRITER_CACHE_SIZE_KIB);
+    for (const table of TABLES) db.exec(CONTRACT_TABLES[table].create);
+    // Each contract column's place among bareRows' parameters.
+    const picks = byTable((table) =>
+      CONTRACT_TABLES[table].columns.map((c) => BARE_COLUMNS[table].indexOf(c)),
     );
-    const rows = batches.reduce((n, b) => n + b.length, 0);
-    const statements = {
-      domain: db.prepare(CONTRACT_TABLES.domain.insert),
-      licence: db.prepare(CONTRACT_TABLES.licence.insert),
-      payment: db.prepare(CONTRACT_TABLES.payment.insert),
-      section: db.prepare(CONTRACT_TABLES.section.insert),
-    };
-    const perCommit = Math.max(1, Math.round(WRITER_COMMIT_EVERY_PROFILES / BATCH));
-    const write = db.transaction((group: BareRow[][]) => {
-      for (const batch of group) for (const [table, params] of batch) statements[table].run(params);
-    });
-    const started = performance.now();
-    const cpu = process.cpuUsage();
-    for (let b = 0; b < batches.length; b += perCommit) write(batches.slice(b, b + perCommit));
-    const result = {
-      profiles: source.length,
-      rowsPerProfile: Math.round((rows / source.length) * 10) / 10,
-      cpuMs: cpuMsSince(cpu),
-      elapsedMs: performance.now() - started,
-    };
+    const batches = bareRows(source, new Date().toISOString()).map((batch) =>
+      batch.map(([table, params]): BareRow => [table, picks[table].map((i) => params[i])]),
+    );
+    const statements = insertStatements(db, (table) => CONTRACT_TABLES[table].columns, false);
+    const result = await timeInserts(db, statements, batches);
     const written = db.prepare('SELECT count(*) AS n FROM domains').get() as { n: number };
     if (written.n !== source.length)
       throw new Error(`bare-sqlite-contract: ${written.n} domains written of ${source.length}`);

@@ -227,11 +227,10 @@ export interface SyncBenchResult {
     /**
      * Plain prepared INSERTs of the contract's columns alone into a file of the contract's four
      * tables with their keys and no other index: the floor under any tool keeping those tables.
-     * Absent from results saved before the run of 2026-11-28 that ended at 15:39Z.
      */
-    bareSqliteContractUsPerProfile?: number;
+    bareSqliteContractUsPerProfile: number;
     /** (bare undici loop + the contract's INSERTs) / bare undici loop. */
-    lowestContractCpuRatio?: number;
+    lowestContractCpuRatio: number;
   };
   targets: {
     ratioMin: 0.9;

@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3';
+import { bulkAutocheckpointPages, WRITER_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 import { mirrorInternals } from './database.js';
 import type { Mirror } from './database.js';
 import type { DomainProfileInput, DomainSummaryInput, ProfileTextCheck } from './inputs.js';
@@ -17,6 +19,16 @@ import { updatePipelineRunStats } from './store/runs.js';
  * What the mirror writer does with its requests, on whichever thread runs it (the worker of
  * profile-writer-worker.ts, or the calling thread for an in-memory mirror).
  */
+
+/**
+ * The writer thread's connection settings: SQLite's auto-checkpoint stays on, every
+ * ~{@link WRITER_AUTOCHECKPOINT_BYTES} of WAL, so it runs on the writer, off the fetching thread;
+ * and a page cache of `cacheSizeKib`. bench/sync-writer-floor.ts writes with the same settings.
+ */
+export function applyWriterPragmas(sqlite: Database.Database, cacheSizeKib: number): void {
+  sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite, WRITER_AUTOCHECKPOINT_BYTES)}`);
+  sqlite.pragma(`cache_size = -${Math.trunc(cacheSizeKib)}`);
+}
 
 /** The code and message of a write's error, as a reply carries them. */
 export function errorFields(error: unknown): WriterError {

@@ -1,9 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { lowerThreadPriority } from '../util/thread-priority.js';
-import { bulkAutocheckpointPages, WRITER_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 import { mirrorInternals, openMirror } from './database.js';
 import type { Mirror } from './database.js';
-import { applyInOpenTransaction, errorFields, loadTextCheck } from './profile-writer-apply.js';
+import {
+  applyInOpenTransaction,
+  applyWriterPragmas,
+  errorFields,
+  loadTextCheck,
+} from './profile-writer-apply.js';
 import { HeldListing } from './store/held-listing.js';
 import type { ProfileTextCheck } from './inputs.js';
 import type {
@@ -192,10 +196,7 @@ Promise.all([
   ([opened, loaded]) => {
     check = loaded;
     mirror = opened;
-    const { sqlite } = mirrorInternals(opened);
-    // SQLite's auto-checkpoint stays on, here, off the fetching thread; see WRITER_AUTOCHECKPOINT_BYTES.
-    sqlite.pragma(`wal_autocheckpoint = ${bulkAutocheckpointPages(sqlite, WRITER_AUTOCHECKPOINT_BYTES)}`);
-    sqlite.pragma(`cache_size = -${Math.trunc(data.cacheSizeKib)}`);
+    applyWriterPragmas(mirrorInternals(opened).sqlite, data.cacheSizeKib);
     port.postMessage({ ready: true, nice });
     if (waiting.length > 0 && !scheduled) {
       scheduled = true;
