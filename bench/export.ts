@@ -450,23 +450,23 @@ export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure,
  */
 const LOAD_PROFILE = {
   measured:
-    "measured 2026-11-27T11:33Z on 2 Intel Xeon cores into an empty mirror, so the mirror's baseline with the child tables' indexes set aside, committing every 6,000 rows",
+    "measured 2026-11-28T16:41Z on 2 Intel Xeon cores into an empty mirror, so the mirror's baseline with the child tables' indexes and five of the domain indexes set aside, committing every 6,000 rows",
   rows: 200_000,
-  ratePerSecond: '4,114',
+  ratePerSecond: '5,030',
   table: [
-    ['SQLite: domain and section upserts, with the JS of upsertProfiles around them', '13.4 s', '28 %'],
-    ['reading and decoding the file, parsing each row (both passes)', '8.5 s', '18 %'],
-    ['SQLite: licence and payment-method upserts', '8.5 s', '18 %'],
     [
       'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)',
-      '7.5 s',
-      '16 %',
+      '8.0 s',
+      '22 %',
     ],
-    ['validation and conversion (timestamps, types; both passes)', '3.9 s', '8 %'],
-    ['garbage collection', '3.0 s', '6 %'],
-    ['SQLite: building the indexes set aside, after the rows', '1.7 s', '4 %'],
-    ['JSON of the raw profile and sections, SHA-1', '0.7 s', '1 %'],
-    ['other', '0.5 s', '1 %'],
+    ['SQLite: domain and section upserts, with the JS of upsertProfiles around them', '7.6 s', '21 %'],
+    ['reading and decoding the file, parsing each row (both passes)', '7.3 s', '20 %'],
+    ['SQLite: licence and payment-method upserts', '6.7 s', '19 %'],
+    ['garbage collection', '3.2 s', '9 %'],
+    ['validation and conversion (timestamps, types; both passes)', '2.4 s', '7 %'],
+    ['JSON of the raw profile and sections, SHA-1', '0.6 s', '2 %'],
+    ['other', '0.4 s', '1 %'],
+    ['SQLite: building the indexes set aside, after the rows', '0.0 s', '0 %'],
   ] as ReadonlyArray<readonly [string, string, string]>,
 };
 
@@ -476,52 +476,70 @@ export function benchNotes(result: ExportBenchResult): string[] {
   const notes = [
     'Rows carry every profile section, as users export them (no `fields`): about ' +
       (json ? `${Math.round(json.fileBytes / json.rows)} bytes per NDJSON row` : '2 KB per NDJSON row') +
-      '. The ceiling is a bare better-sqlite3 loader of the same file into the same schema (tables and indexes ' +
-      'made by our migrations): one prepared upsert per domain, licence and payment method, 2,000 rows per ' +
-      'transaction. Per row the pipeline also validates the whole file first (a second parse), and writes the raw ' +
-      'profile JSON and its hash and 4 section rows. The mirror is empty, so the load is its first load, as for ' +
-      'a user who starts a mirror from an export (docs/exports.md "Loading"): the mirror\'s baseline, with no ' +
-      'change_log row per licence and payment method (before 2026-11-27 it wrote one each, about 6 per domain), ' +
-      'and the secondary indexes of the licence, payment-method and change_log tables, and five of the domain ' +
-      'indexes, built once after the rows, where the ceiling keeps every index up to date row by row.',
+      '. The ceiling is the loader a user would write by hand instead of this tool: it reads the same file ' +
+      '(JSON.parse per line, or the same CSV reader) and upserts each domain, licence and payment method ' +
+      'with one prepared statement each, 2,000 rows per transaction, into tables of its own: the three it ' +
+      "fills, with the columns the product's contract names for them and their keys, nothing else " +
+      '(CEILING_SCHEMA in bench/export.ts). The mirror is empty, so the load is its first load, as for a user ' +
+      'who starts a mirror from an export (docs/exports.md "Loading"): the mirror\'s baseline, with no ' +
+      'change_log row per licence and payment method, and the secondary indexes of the licence, ' +
+      'payment-method and change_log tables, and five of the domain indexes, built once after the rows. Per ' +
+      'row the load also reads and checks the whole file first (a second parse: a bad file never touches the ' +
+      'mirror), and writes the raw profile, its hash, 4 section rows and our bookkeeping columns.',
+    "Until 2026-11-28 (the run of 11:28Z) the ceiling wrote into the mirror's own schema, our migrations' " +
+      'tables and indexes, every index kept up to date row by row. That made it about three times slower than ' +
+      "the loader above, and the load's ratio to it about three times too kind: that run reported the load at " +
+      '1.42 (NDJSON) and 1.22 (CSV) of it, met. Measured ad hoc that day on 200,000 NDJSON rows: the loader ' +
+      'into tables of its own made 14,792, 14,692 and 13,624 rows/s (three runs); the same statements into ' +
+      "the mirror's schema 4,787 and 5,135 rows/s (two runs); the load as it is 5,030–5,831 rows/s (eight " +
+      'runs), 0.34–0.43 of the first. The ratios of the older runs quoted below (and in the table at the end of this page) are ' +
+      'against the old ceiling.',
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
       `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does, grouped by bench/export-load-profile.ts):`,
     markdownTable(['part', 'time', 'share'], LOAD_PROFILE.table),
-    "The profile samples wall time, so the commits include waiting for the checkpoints' fsyncs. SQLite is " +
-      'most of it. Five changes made the difference: the listing columns written in the same statement as ' +
-      'the domain row, no second UPDATE (3,212 → 4,169 rows/s at 30,000 rows); each batch written in domain ' +
-      'order, since the tables and most indexes are keyed by domain and a sorted batch walks each B-tree once ' +
-      '(0.46 → 0.54 of the ceiling at 200,000 rows); checkpoints on the loading connection every ~40 MB instead of a checkpointer ' +
-      'thread that never caught up (its WAL reached 5.6 GB beside a 1.6 GB mirror, and its index counted in ' +
-      'the RSS: 300 MB at 1,000,000 rows; now 57–78 MB of WAL, and the load took 64 s instead of 85–102 s); ' +
-      'a commit every few batches, each batch in a savepoint, instead of one per 2,000-row batch, since each ' +
-      'commit writes every index page its batch touched and on a large mirror nearly every batch touches most of ' +
-      'them (at 1,000,000 rows, measured 2026-11-25 with a commit every 10,000 rows: NDJSON 0.63 → 0.79 of the ' +
-      'ceiling, CSV 0.51 → 0.69); and a load into an empty mirror made a first load, as a first sync is: ' +
-      "the mirror's baseline, so no change_log row per licence and payment method (in the profile of " +
-      '2026-11-25 the change_log inserts were 11 % of the load), and the licence, payment-method and change_log ' +
-      'indexes built once after the rows (this benchmark at 1,000,000 rows, the run of 2026-11-26T22:24Z against ' +
-      'that of 2026-11-27T11:26Z: NDJSON 0.79 → 1.07 of the ceiling, 485 → 290 s of load; CSV 0.63 → 1.03, ' +
-      '688 → 406 s; the ceiling itself ran 24 % (NDJSON) and 3 % (CSV) faster in the second, so compare the ' +
-      'ratios). Since 2026-11-28 a first load also sets aside domain indexes whose keys it writes in no ' +
-      'order (src/mirror/store/deferred-indexes.ts). Four of them first: in the run of 2026-11-28T09:08Z NDJSON ' +
-      '1.07 → 1.37 of the ceiling, 290 → 204 s of load, CSV 1.03 → 1.19, 406 → 292 s, against the run of ' +
-      '2026-11-27T11:26Z (peak RSS 209 → 212 MB and 202 → 234 MB, inside the spread described next). A fifth, ' +
-      "the service's date of enrichment, later that day: in this run NDJSON 1.42 of the ceiling (212 s of load), " +
-      'CSV 1.22 (270 s), peak RSS 218 and 198 MB; the ceiling ran 7 % slower on NDJSON and 6 % faster on CSV ' +
-      'than at 09:08Z, so compare the ratios. Every 10,000 rows cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB ' +
-      'in two runs (bare loader 207–227 MB), near the 256 MB line, for a reason not yet established. So the load ' +
-      'commits every 6,000 rows (3 batches), as in the table above. Peak RSS varies from run to run by more than the ' +
-      'commit interval explains: with the same 6,000 rows an ad hoc NDJSON run measured 234 MB and the bench run ' +
-      'measured 2026-11-25T07:40 219 MB, and CSV, 193 MB with 10,000 rows, measured 235 MB in that run; both stay ' +
-      'under 256 MB. (Those figures were getrusage maxRSS, an upper bound; see the top of this page. Measured ' +
-      "as each process's own peak, 2026-11-25 with 6,000 rows per commit: NDJSON 219 MB beside the bare " +
-      "loader's 220 MB, CSV 209 MB beside 199 MB: the bare loader's own peak is about as high as the load's.) " +
-      'The load now runs faster than the ceiling, though it writes rows the ceiling does not (the raw profile, ' +
-      'the sections) and reads the file twice (the validation pass keeps a bad file from touching the mirror): ' +
-      'the ceiling keeps the licence and payment-method indexes up to date row by row, which the load sets ' +
-      'aside into an empty mirror. Into a mirror that has domains the load keeps its indexes and logs the ' +
-      'additions of the domains it brings; that case is not measured here.',
+    'Why the load misses the 0.5 target against such a loader: it writes about four and a half times the ' +
+      'bytes, and reads the file twice. The 200,000 rows made a mirror of 1,174 MiB (8 KiB pages: the domain ' +
+      'rows with their raw profiles 562 MiB, the section rows 186, the payment methods 133, the licences 78, ' +
+      "the indexes the rest); the bare loader's file held 258 MiB. In WAL mode each page is written twice (to " +
+      'the WAL, then by a checkpoint into the database): the commits and checkpoints are the largest row of ' +
+      'the profile, and the system time of a whole run (simulator, download and load) was 6.9–7.9 s of its ' +
+      '38–40 s. The raw profile (kept for fields the mirror has no column for, and published) and the ' +
+      'sections (a contract table) are both written whole, so the sections are stored twice. Tried on the same ' +
+      '200,000 NDJSON rows, ad hoc, 2026-11-28, seconds of load against the load as it is in the same round: ' +
+      'no validation pass at all, as an upper bound of what a single pass could gain (a bad row would then ' +
+      'leave a half-written mirror), 32.4 against 37.8 s; `synchronous = OFF` (not safe against a power ' +
+      'loss), 33.5 against 37.8; a checkpoint every ~400 MB of WAL instead of ~40 MB, 34.9, 33.3 and 34.0 ' +
+      'against 37.8, 36.2 and 34.3, one of them peaking at 253 MB (every ~120 MB: 35.8 and 34.6 against 36.2 ' +
+      'and 34.3); the rollback journal (`journal_mode = DELETE`) for the load, 36.3 against 37.8; the ' +
+      'validation pass on a worker thread beside the load, whose batches stayed in one open transaction until ' +
+      "the validation's verdict and were rolled back on a refusal, 33.9, 33.2 and 32.2 against 35.5 and 35.8, " +
+      'but peak RSS 272–302 MB against 212–217 MB, over the 256 MB target (the thread alone, the load waiting ' +
+      'for its verdict after 6,000 rows: 35.3 s and 262 MB). None was kept: the best of them leaves the load ' +
+      'at 0.42–0.46 of the loader, and the target needs it near 27–29 s. That needs fewer bytes per row (a ' +
+      'raw profile without what the mirror keeps in columns and section rows, or none), which changes what ' +
+      'the mirror keeps, as the sync\'s CPU target does (docs/benchmarks.md "sync").',
+    'What made the load faster before, each measured against the old ceiling: the listing columns written ' +
+      'in the same statement as the domain row, no second UPDATE (3,212 → 4,169 rows/s at 30,000 rows); each ' +
+      'batch written in domain order, since the tables and most indexes are keyed by domain and a sorted batch ' +
+      'walks each B-tree once (0.46 → 0.54 of the old ceiling at 200,000 rows); checkpoints on the loading ' +
+      'connection every ~40 MB instead of a checkpointer thread that never caught up (its WAL reached 5.6 GB ' +
+      'beside a 1.6 GB mirror, and its index counted in the RSS: 300 MB at 1,000,000 rows; now 57–78 MB of WAL, ' +
+      'and the load took 64 s instead of 85–102 s); a commit every few batches, each batch in a savepoint, ' +
+      'instead of one per 2,000-row batch, since each commit writes every index page its batch touched and on ' +
+      'a large mirror nearly every batch touches most of them (at 1,000,000 rows, measured 2026-11-25 with a ' +
+      'commit every 10,000 rows: NDJSON 0.63 → 0.79 of the old ceiling, CSV 0.51 → 0.69); a load into an ' +
+      "empty mirror made a first load, as a first sync is: the mirror's baseline, so no change_log row per " +
+      'licence and payment method (in the profile of 2026-11-25 the change_log inserts were 11 % of the load), ' +
+      'and the licence, payment-method and change_log indexes built once after the rows (at 1,000,000 rows, ' +
+      'the run of 2026-11-26T22:24Z against that of 2026-11-27T11:26Z: 485 → 290 s of NDJSON load, 688 → 406 s ' +
+      'of CSV); and, since 2026-11-28, five of the domain indexes set aside in a first load as well, those ' +
+      'whose keys it writes in no order (src/mirror/store/deferred-indexes.ts; 290 → 212 s of NDJSON load, ' +
+      '406 → 270 s of CSV, in the runs of 2026-11-27T11:26Z and 2026-11-28T11:28Z). Every 10,000 rows per ' +
+      'commit cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB in two runs, near the 256 MB line, ' +
+      'for a reason not yet established, so the load commits every 6,000 rows (3 batches). Peak RSS varies ' +
+      'from run to run by more than the commit interval explains: with the same 6,000 rows an ad hoc NDJSON ' +
+      'run measured 234 MB and a bench run 219 MB. Into a mirror that has domains the load keeps its indexes ' +
+      'and logs the additions of the domains it brings; that case is not measured here.',
   ];
   return notes;
 }
