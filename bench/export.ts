@@ -515,9 +515,13 @@ export function benchNotes(result: ExportBenchResult): string[] {
       "the validation's verdict and were rolled back on a refusal, 33.9, 33.2 and 32.2 against 35.5 and 35.8, " +
       'but peak RSS 272–302 MB against 212–217 MB, over the 256 MB target (the thread alone, the load waiting ' +
       'for its verdict after 6,000 rows: 35.3 s and 262 MB). None was kept: the best of them leaves the load ' +
-      'at 0.42–0.46 of the loader, and the target needs it near 27–29 s. That needs fewer bytes per row (a ' +
-      'raw profile without what the mirror keeps in columns and section rows, or none), which changes what ' +
-      'the mirror keeps, as the sync\'s CPU target does (docs/benchmarks.md "sync").',
+      'at 0.42–0.46 of the loader, and the target needs it near 27–29 s. What the bytes cost, measured the ' +
+      'same way (two alternating rounds): with the raw profile left out (its column NULL) the load took ' +
+      '33.1 and 33.8 s against 38.0 and 36.0, into a mirror of 675 MiB against 1,174; with the section rows ' +
+      'left out as well (a contract table, so only a bound) 27.7 and 28.1 s, 444 MiB. Neither fewer bytes ' +
+      'alone (no raw profile) nor one read of the file alone (no validation pass) reaches the target; both ' +
+      'together might (not measured together). Either changes what the mirror keeps or how a bad file is kept ' +
+      'out of it: a product decision, as for the sync\'s CPU target (docs/benchmarks.md "sync").',
     'What made the load faster before, each measured against the old ceiling: the listing columns written ' +
       'in the same statement as the domain row, no second UPDATE (3,212 → 4,169 rows/s at 30,000 rows); each ' +
       'batch written in domain order, since the tables and most indexes are keyed by domain and a sorted batch ' +
