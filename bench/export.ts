@@ -14,7 +14,8 @@
  * - The pipeline child runs `export --no-load` (create, poll, download: timed as `download`), then
  *   `export` again, which resumes the downloaded export: checksum check, validation pass and
  *   batched load (timed as `load`). `loadRowsPerSecond` is rows / load seconds.
- * - The ceiling child is the loader a user would write by hand instead: it reads the same file,
+ * - The ceiling child is the loader a user would write by hand instead, on plain `node` (Node's own
+ *   heap settings, where the pipeline child has the `domain-sync` bin's): it reads the same file,
  *   parses it (JSON.parse per line, or the loader's own CSV reader, `readCsvRecords`, plus
  *   JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
  *   columns the product's contract names and their keys: {@link CEILING_SCHEMA}), runs one prepared
@@ -164,7 +165,11 @@ function runChild(args: string[]): Promise<unknown> {
   const profile = process.env.EXPORT_BENCH_CPU_PROF;
   const profiling =
     profile !== undefined && args[0] === '--pipeline' ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-  const child = spawn(process.execPath, [...CLI_NODE_OPTIONS, ...profiling, script, ...args], {
+  // The pipeline child stands for `domain-sync export`, so it runs with the bin's Node options; the
+  // ceiling stands for a loader written by hand, so it runs on plain `node`, with Node's own heap
+  // settings (until 2026-11-28 it had the bin's options too).
+  const nodeOptions = args[0] === '--pipeline' ? CLI_NODE_OPTIONS : [];
+  const child = spawn(process.execPath, [...nodeOptions, ...profiling, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -476,7 +481,8 @@ export function benchNotes(result: ExportBenchResult): string[] {
   const notes = [
     'Rows carry every profile section, as users export them (no `fields`): about ' +
       (json ? `${Math.round(json.fileBytes / json.rows)} bytes per NDJSON row` : '2 KB per NDJSON row') +
-      '. The ceiling is the loader a user would write by hand instead of this tool: it reads the same file ' +
+      '. The ceiling is the loader a user would write by hand instead of this tool, run on plain `node` with ' +
+      "Node's own heap settings: it reads the same file " +
       '(JSON.parse per line, or the same CSV reader) and upserts each domain, licence and payment method ' +
       'with one prepared statement each, 2,000 rows per transaction, into tables of its own: the three it ' +
       "fills, with the columns the product's contract names for them and their keys, nothing else " +
@@ -490,7 +496,8 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'tables and indexes, every index kept up to date row by row. That made it about three times slower than ' +
       "the loader above, and the load's ratio to it about three times too kind: that run reported the load at " +
       '1.42 (NDJSON) and 1.22 (CSV) of it, met. Measured ad hoc that day on 200,000 NDJSON rows: the loader ' +
-      'into tables of its own made 14,792, 14,692 and 13,624 rows/s (three runs); the same statements into ' +
+      'into tables of its own made 14,792 and 14,692 rows/s on plain `node` (two runs), 13,624 with the ' +
+      "bin's Node options (one run); the same statements into " +
       "the mirror's schema 4,787 and 5,135 rows/s (two runs); the load as it is 5,030–5,831 rows/s (eight " +
       'runs), 0.34–0.43 of the first. The ratios of the older runs quoted below (and in the table at the end of this page) are ' +
       'against the old ceiling.',
@@ -542,7 +549,10 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'commit cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB in two runs, near the 256 MB line, ' +
       'for a reason not yet established, so the load commits every 6,000 rows (3 batches). Peak RSS varies ' +
       'from run to run by more than the commit interval explains: with the same 6,000 rows an ad hoc NDJSON ' +
-      'run measured 234 MB and a bench run 219 MB. Into a mirror that has domains the load keeps its indexes ' +
+      'run measured 234 MB and a bench run 219 MB; two bench runs an hour apart on 2026-11-28 (from 17:05Z, ' +
+      "its ceiling still on the bin's Node options, and from 17:37Z), with the same load code, measured 219 " +
+      'and 239 MB for NDJSON and 198 and 234 MB for CSV, and ratios of 0.40 and 0.40 (NDJSON), 0.38 and 0.41 ' +
+      '(CSV). Into a mirror that has domains the load keeps its indexes ' +
       'and logs the additions of the domains it brings; that case is not measured here.',
   ];
   return notes;
