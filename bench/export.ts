@@ -552,7 +552,12 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'run measured 234 MB and a bench run 219 MB; two bench runs an hour apart on 2026-11-28 (from 17:05Z, ' +
       "its ceiling still on the bin's Node options, and from 17:37Z), with the same load code, measured 219 " +
       'and 239 MB for NDJSON and 198 and 234 MB for CSV, and ratios of 0.40 and 0.40 (NDJSON), 0.38 and 0.41 ' +
-      '(CSV). Into a mirror that has domains the load keeps its indexes ' +
+      '(CSV). Sampled ad hoc the same day (200,000 NDJSON rows, /proc every quarter second), the ' +
+      "process's anonymous memory rose to about 175 MB within the first 25 s of its 47 and stayed there; " +
+      'the rest of its peak, about 56 MB, was file-backed (the node binary and native modules). Batches of ' +
+      '500 rows peaked at 209 and 213 MB against 220 and 229 MB with the default 2,000 (1,000: 224 and ' +
+      '233; two alternating rounds): the batch is not most of it. Into a mirror that has domains the load ' +
+      'keeps its indexes ' +
       'and logs the additions of the domains it brings; that case is not measured here.',
   ];
   return notes;
