@@ -529,6 +529,10 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'alone (no raw profile) nor one read of the file alone (no validation pass) reaches the target; both ' +
       'together might (not measured together). Either changes what the mirror keeps or how a bad file is kept ' +
       'out of it: a product decision, as for the sync\'s CPU target (docs/benchmarks.md "sync").',
+    'The CSV load is slower than the NDJSON one mostly for its reader: in a CPU profile of a 200,000-row CSV ' +
+      "load (ad hoc, 2026-11-28, 3,740 rows/s while profiled), csv-parse's own code took 17.4 s of the " +
+      'load\'s 50.0 s of samples, over both passes (bench/export-load-profile.ts counts it as "other"). The ' +
+      'ceiling reads with the same reader, once.',
     'What made the load faster before, each measured against the old ceiling: the listing columns written ' +
       'in the same statement as the domain row, no second UPDATE (3,212 → 4,169 rows/s at 30,000 rows); each ' +
       'batch written in domain order, since the tables and most indexes are keyed by domain and a sorted batch ' +
