@@ -18,7 +18,7 @@
  *   heap settings, where the pipeline child has the `domain-sync` bin's): it reads the same file,
  *   parses it (JSON.parse per line, or the loader's own CSV reader, `readCsvRecords`, plus
  *   JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
- *   columns the product's contract names and their keys: {@link CEILING_SCHEMA}), runs one prepared
+ *   columns the product's contract names and their keys: contract-tables.ts), runs one prepared
  *   `INSERT … ON CONFLICT DO UPDATE` per domain, per licence and per payment method, in 2,000-row
  *   transactions. Until 2026-11-28 it wrote into the mirror's own schema (our migrations' tables
  *   and indexes), which made it about three times slower than such a loader, and the load's ratio
@@ -41,6 +41,7 @@ import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
 import type { BenchFigure } from './run.js';
+import { CONTRACT_TABLE_SQL } from './contract-tables.js';
 import { markdownTable } from './stats.js';
 import { ownPeakRssMb } from './peak-rss.js';
 
@@ -259,26 +260,6 @@ const CEILING_PAYMENT_METHOD = `
     category = excluded.category, confidence = excluded.confidence, first_seen_at = excluded.first_seen_at,
     last_confirmed_at = excluded.last_confirmed_at`;
 
-/**
- * The ceiling's own tables, as a bare loader written by hand would make them: the three tables it
- * fills, with the columns the product's contract names for them and their keys, nothing else (no
- * raw profile, no bookkeeping columns, no secondary index).
- */
-const CEILING_SCHEMA = `
-  CREATE TABLE domains (
-    domain_normalized TEXT PRIMARY KEY, domain TEXT, company_name TEXT, status TEXT,
-    last_enriched_at TEXT, operator_name TEXT, operator_legal_entity_name TEXT,
-    operator_country TEXT, brand_name TEXT, brand_slug TEXT, first_synced_at TEXT,
-    last_synced_at TEXT);
-  CREATE TABLE licenses (
-    domain_normalized TEXT NOT NULL, jurisdiction TEXT NOT NULL, license_number TEXT NOT NULL,
-    status TEXT, source_url TEXT, first_seen_at TEXT, last_confirmed_at TEXT, removed_at TEXT,
-    PRIMARY KEY (domain_normalized, jurisdiction, license_number));
-  CREATE TABLE payment_methods (
-    domain_normalized TEXT NOT NULL, normalized_name TEXT NOT NULL, category TEXT,
-    confidence TEXT, first_seen_at TEXT, last_confirmed_at TEXT, removed_at TEXT,
-    PRIMARY KEY (domain_normalized, normalized_name));`;
-
 /** One row of the file as the ceiling loader sees it. */
 interface CeilingRow {
   domain: unknown[];
@@ -294,14 +275,15 @@ function listOf(value: unknown): Item[] {
 
 /**
  * The ceiling child: parse the same file and upsert each domain, licence and payment method with
- * one bare prepared statement each, into the tables of {@link CEILING_SCHEMA}.
+ * one bare prepared statement each, into the contract's tables (contract-tables.ts).
  */
 async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: string): Promise<void> {
   const dbPath = join(dir, 'ceiling.sqlite');
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(CEILING_SCHEMA);
+  // The three tables it fills, as a tool keeping only the contract's tables makes them.
+  for (const table of ['domains', 'licenses', 'payment_methods'] as const) db.exec(CONTRACT_TABLE_SQL[table]);
   const upsertDomain = db.prepare(CEILING_DOMAIN);
   const upsertLicence = db.prepare(CEILING_LICENCE);
   const upsertPaymentMethod = db.prepare(CEILING_PAYMENT_METHOD);
@@ -486,7 +468,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '(JSON.parse per line, or the same CSV reader) and upserts each domain, licence and payment method ' +
       'with one prepared statement each, 2,000 rows per transaction, into tables of its own: the three it ' +
       "fills, with the columns the product's contract names for them and their keys, nothing else " +
-      '(CEILING_SCHEMA in bench/export.ts). The mirror is empty, so the load is its first load, as for a user ' +
+      '(bench/contract-tables.ts). The mirror is empty, so the load is its first load, as for a user ' +
       'who starts a mirror from an export (docs/exports.md "Loading"): the mirror\'s baseline, with no ' +
       'change_log row per licence and payment method, and the secondary indexes of the licence, ' +
       'payment-method and change_log tables, and five of the domain indexes, built once after the rows. Per ' +

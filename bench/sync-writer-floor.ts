@@ -34,6 +34,8 @@
  * order) and count only the CPU of the writes.
  */
 import Database from 'better-sqlite3';
+import { CONTRACT_TABLE_SQL } from './contract-tables.js';
+import type { ContractTable } from './contract-tables.js';
 import { PROFILE_BATCH_SIZE as BATCH } from '../pipelines/sync.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { mirrorInternals, NEW_MIRROR_PAGE_SIZE, openMirror } from '../src/mirror/database.js';
@@ -192,7 +194,7 @@ export async function runWriterFloor(
 type Table = 'domain' | 'licence' | 'payment' | 'section';
 type BareRow = [Table, unknown[]];
 
-const TABLE_NAMES: Record<Table, string> = {
+const TABLE_NAMES: Record<Table, ContractTable> = {
   domain: 'domains',
   licence: 'licenses',
   payment: 'payment_methods',
@@ -244,38 +246,16 @@ const BARE_COLUMNS: Record<Table, readonly string[]> = {
 };
 
 /**
- * The four mirror tables the product's contract names, with the keys and the columns it requires
- * of them (docs/schema.md has the columns the mirror adds). Every required column a new row has a
- * value for is written; `removed_at` is NULL for a new row.
+ * The columns of {@link BARE_COLUMNS} that the contract's tables (contract-tables.ts) have: every
+ * required column a new row has a value for (`removed_at` is NULL for a new row).
  */
-const CONTRACT_TABLES: Record<Table, { create: string; columns: readonly string[] }> = {
-  domain: {
-    create: `CREATE TABLE domains (domain_normalized TEXT PRIMARY KEY NOT NULL, domain TEXT,
-      company_name TEXT, status TEXT, last_enriched_at TEXT, operator_name TEXT,
-      operator_legal_entity_name TEXT, operator_country TEXT, brand_name TEXT, brand_slug TEXT,
-      first_synced_at TEXT NOT NULL, last_synced_at TEXT NOT NULL) STRICT`,
-    columns: BARE_COLUMNS.domain.filter(
-      (c) => !['listing_last_enriched_at', 'raw_profile', 'last_listed_at', 'profile_synced_at'].includes(c),
-    ),
-  },
-  licence: {
-    create: `CREATE TABLE licenses (domain_normalized TEXT NOT NULL, jurisdiction TEXT NOT NULL,
-      license_number TEXT NOT NULL, status TEXT, source_url TEXT, first_seen_at TEXT,
-      last_confirmed_at TEXT, removed_at TEXT,
-      PRIMARY KEY (domain_normalized, jurisdiction, license_number)) STRICT`,
-    columns: BARE_COLUMNS.licence.filter((c) => !c.startsWith('mirror_')),
-  },
-  payment: {
-    create: `CREATE TABLE payment_methods (domain_normalized TEXT NOT NULL, normalized_name TEXT NOT NULL,
-      category TEXT, confidence TEXT, first_seen_at TEXT, last_confirmed_at TEXT, removed_at TEXT,
-      PRIMARY KEY (domain_normalized, normalized_name)) STRICT`,
-    columns: BARE_COLUMNS.payment.filter((c) => !c.startsWith('mirror_')),
-  },
-  section: {
-    create: `CREATE TABLE domain_sections (domain_normalized TEXT NOT NULL, section TEXT NOT NULL,
-      data TEXT, PRIMARY KEY (domain_normalized, section)) STRICT`,
-    columns: BARE_COLUMNS.section.filter((c) => !c.startsWith('mirror_')),
-  },
+const CONTRACT_COLUMNS: Record<Table, readonly string[]> = {
+  domain: BARE_COLUMNS.domain.filter(
+    (c) => !['listing_last_enriched_at', 'raw_profile', 'last_listed_at', 'profile_synced_at'].includes(c),
+  ),
+  licence: BARE_COLUMNS.licence.filter((c) => !c.startsWith('mirror_')),
+  payment: BARE_COLUMNS.payment.filter((c) => !c.startsWith('mirror_')),
+  section: BARE_COLUMNS.section.filter((c) => !c.startsWith('mirror_')),
 };
 
 const TABLES = Object.keys(TABLE_NAMES) as Table[];
@@ -345,15 +325,13 @@ async function writeContractRows(
     db.pragma('synchronous = NORMAL');
     db.pragma('temp_store = MEMORY');
     applyWriterPragmas(db, WRITER_CACHE_SIZE_KIB);
-    for (const table of TABLES) db.exec(CONTRACT_TABLES[table].create);
+    for (const table of TABLES) db.exec(CONTRACT_TABLE_SQL[TABLE_NAMES[table]]);
     // Each contract column's place among bareRows' parameters.
-    const picks = byTable((table) =>
-      CONTRACT_TABLES[table].columns.map((c) => BARE_COLUMNS[table].indexOf(c)),
-    );
+    const picks = byTable((table) => CONTRACT_COLUMNS[table].map((c) => BARE_COLUMNS[table].indexOf(c)));
     const batches = bareRows(source, new Date().toISOString()).map((batch) =>
       batch.map(([table, params]): BareRow => [table, picks[table].map((i) => params[i])]),
     );
-    const statements = insertStatements(db, (table) => CONTRACT_TABLES[table].columns, false);
+    const statements = insertStatements(db, (table) => CONTRACT_COLUMNS[table], false);
     const result = await timeInserts(db, statements, batches);
     const written = db.prepare('SELECT count(*) AS n FROM domains').get() as { n: number };
     if (written.n !== source.length)
