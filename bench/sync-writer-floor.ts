@@ -18,7 +18,7 @@
  * - `writer-alone-4k`: the same into a mirror file of 4 KiB pages, as one made before new mirrors
  *   got 8 KiB pages (NEW_MIRROR_PAGE_SIZE) has: what the page size is worth, in the same run.
  * - `bare-sqlite`: the floor under any writer of these rows: plain prepared INSERTs of exactly the
- *   rows a first sync keeps for a new domain (the domain row with its raw profile, each licence
+ *   rows a first sync keeps for a new domain (the domain row with its profile_extra, each licence
  *   and payment method, the 4 section rows; no change_log rows, since a first sync is the mirror's
  *   baseline: src/mirror/store/baseline.ts), into the same schema, in domain order within each 1,000, committed as often as the writer
  *   thread commits (WRITER_COMMIT_EVERY_PROFILES), with the same indexes set aside first and
@@ -26,12 +26,12 @@
  *   Every value is computed before the clock starts: only SQLite's work is measured.
  * - `bare-sqlite-contract`: the floor under any tool that keeps the contract's mirror tables: the
  *   same plain INSERTs, of only the columns the product's contract requires of `domains`,
- *   `licenses`, `payment_methods` and `domain_sections` (so none of our own: no raw profile, no
+ *   `licenses`, `payment_methods` and `domain_sections` (so none of our own: no profile_extra, no
  *   listing or mirror timestamps, no change_seq), into a file of those four tables with their keys
  *   and no other index, made with the mirror's page size and the writer thread's pragmas.
  *
- * Both read the profiles from a mirror a full sync filled (its `raw_profile` column, in listing
- * order) and count only the CPU of the writes.
+ * Both read the profiles from a mirror a full sync filled (rebuilt from its columns and rows, in
+ * listing order: readSource) and count only the CPU of the writes.
  */
 import Database from 'better-sqlite3';
 import { CONTRACT_TABLE_SQL } from './contract-tables.js';
@@ -81,17 +81,48 @@ interface SourceRow {
   domain_normalized: string;
   company_name: string | null;
   listing_last_enriched_at: string | null;
-  raw_profile: string;
+  /** The profile as the service sent it, rebuilt from the mirror's columns and rows (JSON). */
+  profile: string;
+  /** Its `profile_extra`, as the sync stored it. */
+  profile_extra: string;
 }
 
-/** The profiles a full sync wrote into `sourcePath`, in the order the listing gave them. */
+/**
+ * The profiles a full sync wrote into `sourcePath`, in the order the listing gave them, each
+ * rebuilt from what the mirror keeps of it (since migration 0010 it no longer stores the whole
+ * profile): its columns, its licences and payment methods, its sections, and `profile_extra`
+ * merged over them.
+ */
 async function readSource(sourcePath: string): Promise<SourceRow[]> {
   const source = await openMirror(sourcePath, { readonly: true });
+  const section = (name: string): string =>
+    `'${name}', json((SELECT s.data FROM domain_sections s WHERE s.domain_normalized = d.domain_normalized AND s.section = '${name}'))`;
   try {
     return mirrorInternals(source)
       .sqlite.prepare(
-        `SELECT domain_normalized, company_name, listing_last_enriched_at, raw_profile
-         FROM domains WHERE raw_profile IS NOT NULL ORDER BY rowid`,
+        `SELECT domain_normalized, company_name, listing_last_enriched_at, profile_extra,
+           json_patch(json_object(
+             'domain', domain, 'domain_normalized', domain_normalized, 'status', status,
+             'last_enriched_at', last_enriched_at,
+             'operator', json_object('name', operator_name, 'legal_entity_name', operator_legal_entity_name,
+                                     'country_of_incorporation', operator_country),
+             'brand', json_object('name', brand_name, 'slug', brand_slug),
+             -- A subquery's JSON is text to json_object: json() makes it JSON again.
+             'licenses', json((SELECT json_group_array(json_object('jurisdiction', jurisdiction,
+                            'license_number', license_number, 'status', status, 'source_url', source_url,
+                            'first_seen_at', first_seen_at, 'last_confirmed_at', last_confirmed_at))
+                          FROM licenses l WHERE l.domain_normalized = d.domain_normalized AND removed_at IS NULL)),
+             'payment_methods', json((SELECT json_group_array(json_object('normalized_name', normalized_name,
+                            'category', category, 'confidence', confidence, 'first_seen_at', first_seen_at,
+                            'last_confirmed_at', last_confirmed_at))
+                          FROM payment_methods m WHERE m.domain_normalized = d.domain_normalized AND removed_at IS NULL)),
+             ${['game_providers', 'affiliate_programs', 'geo', 'related_domains'].map(section).join(',\n             ')},
+             'meta', json_object('freshness_age_seconds', freshness_age_seconds,
+                                 'served_from_cache', json(CASE served_from_cache WHEN 1 THEN 'true' WHEN 0 THEN 'false' END),
+                                 'billable', json(CASE billable WHEN 1 THEN 'true' WHEN 0 THEN 'false' END),
+                                 'observed_at', observed_at)
+           ), coalesce(profile_extra, '{}')) AS profile
+         FROM domains d WHERE profile_synced_at IS NOT NULL ORDER BY rowid`,
       )
       .all() as SourceRow[];
   } finally {
@@ -145,7 +176,7 @@ export async function runWriterFloor(
         company_name: r.company_name,
         last_enriched_at: r.listing_last_enriched_at,
       }));
-      const profiles = source.map((r) => JSON.parse(r.raw_profile) as DomainProfileInput);
+      const profiles = source.map((r) => JSON.parse(r.profile) as DomainProfileInput);
       // As the writer thread does, while it keeps a transaction open: new domains' listing rows
       // held until their profile writes each row once, the rest written before the commit.
       // Committed per batch, as before, there is no open transaction to hold them in.
@@ -215,7 +246,7 @@ const BARE_COLUMNS: Record<Table, readonly string[]> = {
     'operator_country',
     'brand_name',
     'brand_slug',
-    'raw_profile',
+    'profile_extra',
     'first_synced_at',
     'last_synced_at',
     'last_listed_at',
@@ -251,7 +282,7 @@ const BARE_COLUMNS: Record<Table, readonly string[]> = {
  */
 const CONTRACT_COLUMNS: Record<Table, readonly string[]> = {
   domain: BARE_COLUMNS.domain.filter(
-    (c) => !['listing_last_enriched_at', 'raw_profile', 'last_listed_at', 'profile_synced_at'].includes(c),
+    (c) => !['listing_last_enriched_at', 'profile_extra', 'last_listed_at', 'profile_synced_at'].includes(c),
   ),
   licence: BARE_COLUMNS.licence.filter((c) => !c.startsWith('mirror_')),
   payment: BARE_COLUMNS.payment.filter((c) => !c.startsWith('mirror_')),
@@ -363,7 +394,7 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
       .sort((a, b) => compareKeys(a.domain_normalized, b.domain_normalized));
     for (const r of sorted) {
       const key = r.domain_normalized;
-      const p = JSON.parse(r.raw_profile) as RawProfile;
+      const p = JSON.parse(r.profile) as RawProfile;
       batch.push([
         'domain',
         [
@@ -378,7 +409,7 @@ function bareRows(source: readonly SourceRow[], at: string): BareRow[][] {
           p.operator?.country_of_incorporation ?? null,
           p.brand?.name ?? null,
           p.brand?.slug ?? null,
-          r.raw_profile,
+          r.profile_extra,
           at,
           at,
           at,

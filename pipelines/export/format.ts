@@ -68,7 +68,7 @@ function roleOf(name: string): ColumnRole {
 /**
  * Maps one record of an export file onto an {@link ExportRowInput}. `textCells` is true for CSV:
  * an empty cell is null, and object/section cells hold JSON text. Unknown columns are kept as
- * extra keys of the profile (so they land in `domains.raw_profile`). Throws
+ * extra keys of the profile (so they land in `domains.profile_extra`). Throws
  * `ERR_EXPORT_FILE_INVALID` naming `where` and the column for a cell that is not valid JSON.
  */
 export function mapExportRecord(

@@ -11,6 +11,12 @@ import {
 } from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';
 import { finishBaseline } from '../../src/mirror/store/baseline.js';
+import {
+  beginUncheckedLoad,
+  finishUncheckedLoad,
+  mirrorHasNoDomains,
+  undoUncheckedLoad,
+} from '../../src/mirror/store/unchecked-load.js';
 import { buildIndexesSetAside, errorCode } from '../../src/runtime/run.js';
 import { AbortedError } from '../../src/util/domain-sync-error.js';
 import { isoFromMs } from '../../src/util/time.js';
@@ -20,16 +26,24 @@ import { fileFormat, readExportRows } from './format.js';
 import type { ExportScope } from './types.js';
 
 /*
- * Loading a downloaded export file into the mirror, in two passes. Pass 1 validates every row and
- * writes nothing, so a bad file never touches the mirror. Pass 2 upserts in batches, each in a
- * savepoint of a transaction that commits every {@link LOAD_ROWS_PER_COMMIT} rows: a crash leaves
- * whole rows only, and the next run loads the same file again (the load is idempotent).
+ * Loading a downloaded export file into the mirror. A bad file (a row that cannot be stored, a
+ * line that is not JSON) never leaves anything in the mirror, in one of two ways:
  *
- * Into a mirror never loaded (empty, or holding only domains `enrich` wrote), pass 2 is a first
- * load, as a first sync's is (pipelines/first-load.ts):
- * the child tables' indexes are built after the rows, and the load is the mirror's baseline, so
- * the catalogue it brings is not logged as a day of additions. The baseline ends when the whole
- * file is loaded; a load stopped part-way leaves it open for the run that resumes it.
+ * - Into a mirror that holds domains, in two passes: pass 1 checks every row and writes nothing;
+ *   pass 2 writes.
+ * - Into an empty mirror, in one pass (src/mirror/store/unchecked-load.ts): each row is checked as
+ *   it is written, and a bad row removes every row the load wrote. Reading a large file twice was
+ *   about a seventh of such a load (docs/benchmarks.md "export").
+ *
+ * The writing pass upserts in batches, each in a savepoint of a transaction that commits every
+ * {@link LOAD_ROWS_PER_COMMIT} rows: a crash leaves whole rows only, and the next run loads the
+ * same file again (the load is idempotent; a one-pass load killed part-way is removed first).
+ *
+ * Into a mirror never loaded (empty, or holding only domains `enrich` wrote), the writing pass is
+ * a first load, as a first sync's is (pipelines/first-load.ts): the child tables' indexes are
+ * built after the rows, and the load is the mirror's baseline, so the catalogue it brings is not
+ * logged as a day of additions. The baseline ends when the whole file is loaded; a load stopped
+ * part-way leaves it open for the run that resumes it.
  */
 
 /**
@@ -44,7 +58,7 @@ import type { ExportScope } from './types.js';
  */
 export const LOAD_ROWS_PER_COMMIT = 6_000;
 
-/** Validates the file of `record`, then loads it in batches of `batchSize` rows. */
+/** Loads the file of `record` in batches of `batchSize` rows, checking every row before it stays. */
 export async function loadExportFile(
   scope: ExportScope,
   record: ExportRecord,
@@ -58,34 +72,7 @@ export async function loadExportFile(
     error: null,
     at: scope.now(),
   });
-  let rows = 0;
-  try {
-    const validateTask = ctx.progress.task(`validate export ${record.id}`, record.total_rows ?? 0, 'rows');
-    const unknown = new Set<string>();
-    for await (const { row, where } of readExportRows(path, format, { unknownColumns: unknown })) {
-      checkExportRow(row, where);
-      rows += 1;
-      if ((rows & 1023) === 0) {
-        validateTask.increment(1024);
-        scope.progressLog('export validation progress', { exportId: record.id, rows });
-        if (ctx.signal.aborted) throw new AbortedError();
-      }
-    }
-    validateTask.done();
-    if (rows === 0 && (record.total_rows ?? 0) > 0) {
-      throw new ExportError(
-        'ERR_EXPORT_FILE_INVALID',
-        `${path}: the file has no rows but export ${record.id} has total_rows ${record.total_rows}; nothing was loaded`,
-      );
-    }
-    stats.rowsValidated = rows;
-    stats.unknownColumns = [...unknown];
-    if (unknown.size > 0)
-      ctx.logger.info('export file has unmapped columns; kept in raw_profile', {
-        columns: stats.unknownColumns,
-      });
-  } catch (error) {
-    if (error instanceof AbortedError) throw error;
+  const refused = (error: unknown): Error => {
     const code = errorCode(error);
     const wrapped =
       code === 'ERR_EXPORT_LAYOUT' || code === 'ERR_EXPORT_FILE_INVALID'
@@ -93,37 +80,87 @@ export async function loadExportFile(
         : new ExportError(
             'ERR_EXPORT_FILE_INVALID',
             `${path}: ${redactText((error as Error).message)}; nothing was loaded`,
-            {
-              cause: error,
-            },
+            { cause: error },
           );
     setExportDownloadStatus(ctx.mirror, record.id, {
       downloadStatus: 'load_failed',
       error: wrapped.message,
       at: scope.now(),
     });
-    throw wrapped;
+    return wrapped;
+  };
+  const noRows = (): ExportError =>
+    new ExportError(
+      'ERR_EXPORT_FILE_INVALID',
+      `${path}: the file has no rows but export ${record.id} has total_rows ${record.total_rows}; nothing was loaded`,
+    );
+  const unknown = new Set<string>();
+  const noteUnknownColumns = (): void => {
+    stats.unknownColumns = [...unknown];
+    if (unknown.size > 0)
+      ctx.logger.info('export file has unmapped columns; kept in profile_extra', {
+        columns: stats.unknownColumns,
+      });
+  };
+
+  stats.onePass = mirrorHasNoDomains(ctx.mirror);
+  let rows = 0;
+  if (!stats.onePass) {
+    try {
+      const validateTask = ctx.progress.task(`validate export ${record.id}`, record.total_rows ?? 0, 'rows');
+      for await (const { row, where } of readExportRows(path, format, { unknownColumns: unknown })) {
+        checkExportRow(row, where);
+        rows += 1;
+        if ((rows & 1023) === 0) {
+          validateTask.increment(1024);
+          scope.progressLog('export validation progress', { exportId: record.id, rows });
+          if (ctx.signal.aborted) throw new AbortedError();
+        }
+      }
+      validateTask.done();
+      if (rows === 0 && (record.total_rows ?? 0) > 0) throw noRows();
+      stats.rowsValidated = rows;
+      noteUnknownColumns();
+    } catch (error) {
+      if (error instanceof AbortedError) throw error;
+      throw refused(error);
+    }
   }
 
   const syncedAt = scope.now();
-  // A file with no rows loads nothing: it leaves the mirror's first load to the run that brings
-  // the catalogue.
-  if (rows > 0)
-    Object.assign(stats, prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load'));
-  const loadTask = ctx.progress.task(`load export ${record.id}`, rows, 'rows');
+  const loadTask = ctx.progress.task(
+    `load export ${record.id}`,
+    stats.onePass ? (record.total_rows ?? 0) : rows,
+    'rows',
+  );
   let batch: ExportRowInput[] = [];
   let loaded = 0;
+  let started = false;
   const commits = bulkCommits(ctx.mirror, LOAD_ROWS_PER_COMMIT);
   const flush = (): void => {
+    if (!started) {
+      // A file with no rows loads nothing: it leaves the mirror's first load to the run that
+      // brings the catalogue.
+      started = true;
+      Object.assign(stats, prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load'));
+      if (stats.onePass) beginUncheckedLoad(ctx.mirror, record.id, syncedAt);
+    }
     commits.write(batch.length, () => loadExportRows(ctx.mirror, batch, { syncedAt }));
     loaded += batch.length;
     loadTask.increment(batch.length);
     batch = [];
-    scope.progressLog('export load progress', { exportId: record.id, rows: loaded, of: rows });
+    scope.progressLog('export load progress', {
+      exportId: record.id,
+      rows: loaded,
+      of: stats.onePass ? record.total_rows : rows,
+    });
   };
   const writeBatches = async (): Promise<void> => {
     try {
-      for await (const { row } of readExportRows(path, format)) {
+      const read = readExportRows(path, format, stats.onePass ? { unknownColumns: unknown } : {});
+      for await (const { row, where } of read) {
+        // One pass: the row is checked before it joins a batch (the same check as pass 1's).
+        if (stats.onePass) checkExportRow(row, where);
         batch.push(row);
         if (batch.length >= batchSize) {
           flush();
@@ -132,6 +169,12 @@ export async function loadExportFile(
         }
       }
       if (batch.length > 0) flush();
+      if (stats.onePass) {
+        if (loaded === 0 && (record.total_rows ?? 0) > 0) throw noRows();
+        stats.rowsValidated = loaded;
+        // The whole file is read and every row of it written: it is checked.
+        if (started) commits.write(0, () => finishUncheckedLoad(ctx.mirror));
+      }
     } finally {
       // Whole batches only, also when the load stops or the file cannot be read any more.
       commits.commit();
@@ -141,11 +184,26 @@ export async function loadExportFile(
     // Bulk write: fewer, larger checkpoints, between batches, so the WAL stays short
     // (src/mirror/checkpointer.ts).
     await withBulkAutocheckpoint(ctx.mirror, writeBatches);
-  } finally {
-    // Indexes set aside for a first load are built also when it stops, before anything reads.
+  } catch (error) {
+    // A stop leaves a one-pass load's rows for the next run to remove (src/runtime/run.ts); a bad
+    // row removes them now. Indexes set aside are built after either.
+    if (error instanceof AbortedError || !stats.onePass) {
+      await buildIndexesSetAside(ctx);
+      throw error;
+    }
+    const undone = undoUncheckedLoad(ctx.mirror);
+    if (undone !== undefined)
+      ctx.logger.warn('export file refused part-way: the rows its load wrote were removed', {
+        exportId: record.id,
+        domains: undone.domains,
+      });
     await buildIndexesSetAside(ctx);
+    throw refused(error);
   }
+  // Indexes set aside for a first load are built before anything reads.
+  await buildIndexesSetAside(ctx);
   loadTask.done();
+  if (stats.onePass) noteUnknownColumns();
   stats.rowsLoaded = loaded;
   // The whole file is in: what it brought is the state the history starts from.
   if (stats.baseline) finishBaseline(ctx.mirror, scope.now());

@@ -61,7 +61,12 @@ export interface ExportStats extends FirstLoad {
   sha256: string | null;
   rowsValidated: number;
   rowsLoaded: number;
-  /** Columns (or NDJSON keys) we do not map, kept in `domains.raw_profile`. */
+  /**
+   * Whether the file was loaded in one read, each row checked as it was written (into an empty
+   * mirror: pipelines/export/load.ts); otherwise it was checked whole first.
+   */
+  onePass: boolean;
+  /** Columns (or NDJSON keys) we do not map, kept in `domains.profile_extra`. */
   unknownColumns: string[];
   filesRemoved: number;
 }
@@ -91,6 +96,7 @@ export function newExportStats(format: ExportFormat, paramsHash: string): Export
     sha256: null,
     rowsValidated: 0,
     rowsLoaded: 0,
+    onePass: false,
     unknownColumns: [],
     indexesDeferred: 0,
     baseline: false,

@@ -30,7 +30,10 @@ export interface DomainsTable {
   served_from_cache: BooleanInt | null;
   billable: BooleanInt | null;
   observed_at: IsoTimestamp | null;
+  /** The whole profile, as rows written before migration 0010 kept it; NULL once rewritten. */
   raw_profile: JsonText | null;
+  /** What the stored profile had beyond the mirror's columns and rows, as JSON (migration 0010). */
+  profile_extra: JsonText | null;
   profile_hash: string | null;
   profile_synced_at: IsoTimestamp | null;
   first_synced_at: IsoTimestamp;

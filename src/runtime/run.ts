@@ -1,6 +1,7 @@
 import { redactText } from '../log/redact.js';
 import { buildDeferredIndexes, deferredIndexNames } from '../mirror/store/deferred-indexes.js';
 import { finishPipelineRun, startPipelineRun } from '../mirror/store/runs.js';
+import { undoUncheckedLoad } from '../mirror/store/unchecked-load.js';
 import { isoFromMs } from '../util/time.js';
 import { acquireMirrorLock, LockedError, type MirrorLockHandle } from './lock.js';
 import type { RunContext } from './run-context.js';
@@ -80,6 +81,7 @@ async function runRecorded<Stats extends object, Ctx extends MirrorRunContext>(
   const runCtx = { ...ctx, logger };
   let outcome: PipelineBodyResult<Stats>;
   try {
+    undoUncheckedLoadLeft(runCtx);
     await buildIndexesLeftDeferred(runCtx);
     outcome = await body({ id, startedAt, ctx: runCtx });
   } catch (error) {
@@ -165,6 +167,21 @@ export async function buildIndexesSetAside(ctx: IndexBuildContext): Promise<void
   const built = await buildDeferredIndexes(ctx.mirror, () => task.increment());
   task.done();
   ctx.logger.info('mirror indexes built', { indexes: built.names.length, ms: Math.round(built.ms) });
+}
+
+/**
+ * Removes the rows of an export's one-pass load into an empty mirror that stopped before it read
+ * its file to the end (killed, or stopped by a signal): a file not checked whole must not stay in
+ * the mirror (src/mirror/store/unchecked-load.ts). Runs before anything else of every run; the
+ * export is still `loading`, so the next `export` loads the file again.
+ */
+function undoUncheckedLoadLeft(ctx: Pick<MirrorRunContext, 'mirror' | 'logger'>): void {
+  const undone = undoUncheckedLoad(ctx.mirror);
+  if (undone === undefined) return;
+  ctx.logger.warn(
+    'removed the rows of an export load that stopped before its file was read to the end; the next export run loads it again',
+    { exportId: undone.exportId, domains: undone.domains },
+  );
 }
 
 /**

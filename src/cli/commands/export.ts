@@ -74,7 +74,7 @@ function humanLines(result: RunResult<ExportStats>, mirrorPath: string, load: bo
   }
   lines.push(...firstLoadLines(s, 'load'));
   if (s.unknownColumns.length > 0)
-    lines.push(`  unmapped columns kept in raw_profile: ${s.unknownColumns.join(', ')}`);
+    lines.push(`  unmapped columns kept in profile_extra: ${s.unknownColumns.join(', ')}`);
   if (s.filesRemoved > 0) lines.push(`  removed ${s.filesRemoved} old export file(s) (exports.retention)`);
   if (result.error)
     lines.push(

@@ -8,6 +8,8 @@ import * as m0006 from './0006_deferred_indexes.js';
 import * as m0007 from './0007_baseline.js';
 import * as m0008 from './0008_domain_read_indexes.js';
 import * as m0009 from './0009_change_seq_indexes.js';
+import * as m0010 from './0010_profile_extra.js';
+import * as m0011 from './0011_unchecked_load.js';
 
 /**
  * Every migration of the mirror, by name, in order. Listed in code (not read from a folder at
@@ -23,6 +25,8 @@ export const MIRROR_MIGRATIONS: Readonly<Record<string, Migration>> = Object.fre
   '0007_baseline': m0007,
   '0008_domain_read_indexes': m0008,
   '0009_change_seq_indexes': m0009,
+  '0010_profile_extra': m0010,
+  '0011_unchecked_load': m0011,
 });
 
 /** A kysely `MigrationProvider` over {@link MIRROR_MIGRATIONS}. */

@@ -79,7 +79,7 @@ const SELECT_PROFILE_STATE = `
 const UPSERT_PROFILE = `
   INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
                        operator_legal_entity_name, operator_country, brand_name, brand_slug,
-                       freshness_age_seconds, served_from_cache, billable, observed_at, raw_profile,
+                       freshness_age_seconds, served_from_cache, billable, observed_at, profile_extra,
                        profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (domain_normalized) DO UPDATE SET
@@ -95,7 +95,8 @@ const UPSERT_PROFILE = `
     served_from_cache = excluded.served_from_cache,
     billable = excluded.billable,
     observed_at = excluded.observed_at,
-    raw_profile = excluded.raw_profile,
+    raw_profile = NULL,
+    profile_extra = excluded.profile_extra,
     profile_hash = excluded.profile_hash,
     profile_synced_at = excluded.profile_synced_at,
     last_synced_at = excluded.last_synced_at,
@@ -132,7 +133,7 @@ const UPSERT_PROFILE_WITH_LISTING = UPSERT_PROFILE.replace(
 const INSERT_PROFILE_WITH_HELD_LISTING = `
   INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
                        operator_legal_entity_name, operator_country, brand_name, brand_slug,
-                       freshness_age_seconds, served_from_cache, billable, observed_at, raw_profile,
+                       freshness_age_seconds, served_from_cache, billable, observed_at, profile_extra,
                        profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq,
                        company_name, listing_last_enriched_at, last_listed_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
@@ -206,23 +207,100 @@ interface ProfileRows {
   listing?: ListingColumns;
 }
 
+/** Fields of a profile stored in their own columns or rows, by object (`profileExtra` leaves them out). */
+const STORED_FIELDS = {
+  profile: new Set([
+    'domain',
+    'domain_normalized',
+    'status',
+    'last_enriched_at',
+    'operator',
+    'brand',
+    'meta',
+    'licenses',
+    'payment_methods',
+    ...PROFILE_SECTIONS,
+  ]),
+  operator: new Set(['name', 'legal_entity_name', 'country_of_incorporation']),
+  brand: new Set(['name', 'slug']),
+  meta: new Set(['freshness_age_seconds', 'served_from_cache', 'billable', 'observed_at']),
+  licenses: new Set([
+    'jurisdiction',
+    'license_number',
+    'status',
+    'source_url',
+    'first_seen_at',
+    'last_confirmed_at',
+  ]),
+  payment_methods: new Set([
+    'normalized_name',
+    'category',
+    'confidence',
+    'first_seen_at',
+    'last_confirmed_at',
+  ]),
+} as const;
+
 /**
- * Change-detection hash of a profile, and its JSON for `raw_profile`. The hash leaves `meta` out: freshness_age_seconds and observed_at
- * move on every fetch, and a re-fetch of unchanged data must not rewrite the row; the meta columns
- * therefore describe the fetch that last changed the row (keeping freshness_age_seconds
- * consistent with observed_at). Plain, not key-sorted, JSON: the same service sends the same key
- * order, a different order costs one needless rewrite, and sorting measured several times slower.
+ * What of `value` the mirror has no column for: its fields not in `stored` when it is an object
+ * (undefined when there are none), the value itself when it is something else but null.
+ */
+function extraFields(value: unknown, stored: ReadonlySet<string>): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) return value;
+  let extra: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    if (!stored.has(k)) (extra ??= {})[k] = v;
+  }
+  return extra;
+}
+
+/** Whether an item of a licence or payment-method list has a field its table has no column for. */
+function listHasExtra(items: unknown, stored: ReadonlySet<string>): boolean {
+  if (!Array.isArray(items)) return false;
+  for (const item of items) {
+    if (item === null || typeof item !== 'object') continue;
+    for (const k in item) if (!stored.has(k)) return true;
+  }
+  return false;
+}
+
+/**
+ * What a profile has beyond what the mirror stores in columns and rows, for `profile_extra`
+ * (migration 0010): unknown top-level fields, unknown fields of `operator`, `brand` and `meta`
+ * (under those names; the value whole when it is not an object), and a licence or payment-method list whole when one of its items has a
+ * field its table has no column for. `{}` when there is nothing else: the usual case. Timestamps
+ * are stored normalised and null and absent alike as NULL, so neither spelling is kept.
+ */
+export function profileExtra(p: DomainProfileInput): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) {
+    if (!STORED_FIELDS.profile.has(k)) extra[k] = v;
+  }
+  for (const k of ['operator', 'brand', 'meta'] as const) {
+    const fields = extraFields(p[k], STORED_FIELDS[k]);
+    if (fields !== undefined) extra[k] = fields;
+  }
+  for (const k of ['licenses', 'payment_methods'] as const) {
+    if (listHasExtra(p[k], STORED_FIELDS[k])) extra[k] = p[k];
+  }
+  return extra;
+}
+
+/**
+ * Change-detection hash of a profile, and the JSON of its {@link profileExtra}. The hash covers
+ * the whole profile but `meta`: freshness_age_seconds and observed_at move on every fetch, and a
+ * re-fetch of unchanged data must not rewrite the row; the meta columns therefore describe the
+ * fetch that last changed the row (keeping freshness_age_seconds consistent with observed_at).
+ * Plain, not key-sorted, JSON: the same service sends the same key order, a different order costs
+ * one needless rewrite, and sorting measured several times slower.
  */
 function profileJsonOf(p: DomainProfileInput): { hash: string; json: string } {
-  // One serialisation serves both: the hash covers the profile without `meta`, and the stored
-  // JSON is that text with `meta` appended (where the service sends it, last).
   const { meta, ...rest } = p;
+  void meta;
   const restJson = jsonColumn(rest) ?? '{}';
   const hash = createHash('sha1').update(restJson).digest('base64');
-  if (meta === undefined) return { hash, json: restJson };
-  const metaJson = jsonColumn(meta) ?? 'null';
-  const json = restJson === '{}' ? `{"meta":${metaJson}}` : `${restJson.slice(0, -1)},"meta":${metaJson}}`;
-  return { hash, json };
+  return { hash, json: jsonColumn(profileExtra(p)) ?? '{}' };
 }
 
 function profileRows(

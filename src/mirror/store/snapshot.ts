@@ -34,7 +34,16 @@ export interface ColumnDescription {
   nullable: boolean;
 }
 
-const JSON_COLUMNS = new Set(['raw_profile', 'stats', 'filters', 'fields', 'cursor', 'data', 'raw']);
+const JSON_COLUMNS = new Set([
+  'raw_profile',
+  'profile_extra',
+  'stats',
+  'filters',
+  'fields',
+  'cursor',
+  'data',
+  'raw',
+]);
 const BOOLEAN_COLUMNS = new Set(['served_from_cache', 'billable']);
 
 /**

@@ -121,7 +121,7 @@ describe('an export loaded into an empty mirror', () => {
     expect(baselineRows(path)).toEqual(finished);
   });
 
-  it('stopped part-way, keeps the baseline open with its indexes built; the run that resumes it finishes it', async () => {
+  it('stopped part-way, keeps the baseline open with its indexes built; the next run removes the rows of the file it did not read to the end, loads it again and finishes the baseline', async () => {
     const sim = await startTestSimulator({ domains: 600, timeScale: 0.01, seed: 42 });
     const dir = await tempDir('domain-sync-export-baseline-stop-');
     const path = `${dir}/mirror.sqlite`;
@@ -158,15 +158,23 @@ describe('an export loaded into an empty mirror', () => {
     expect(counts(path).logged).toBe(0);
     expectIndexesBuilt(path, fresh);
     expect(baselineRows(path)).toEqual([{ pipeline_run_id: stopped.runId, finished_at: null }]);
+    // Loaded in one read (the mirror was empty), so its rows stay recorded as unchecked.
+    expect(stopped.stats.onePass).toBe(true);
+    expect(queryMirror(path, 'SELECT export_id FROM mirror_unchecked_load')).toEqual([
+      { export_id: stopped.stats.exportId },
+    ]);
 
-    // The mirror has domains now, but the baseline is still open: the resumed load is part of it.
+    // The next run removes those rows before anything else, and the resumed load, into an empty
+    // mirror again, is a one-pass first load again, still within the same open baseline.
     const resumed = await run(sim, dir, { format: 'csv', batchSize: 100 });
     expect(resumed.status).toBe('done');
     expect(resumed.stats.mode).toBe('resumed');
     expect(resumed.stats.exportId).toBe(stopped.stats.exportId);
     expect(resumed.stats.baseline).toBe(true);
-    expect(resumed.stats.indexesDeferred).toBe(0);
+    expect(resumed.stats.onePass).toBe(true);
+    expect(resumed.stats.indexesDeferred).toBe(SET_ASIDE);
     expect(resumed.stats.rowsLoaded).toBe(600);
+    expect(queryMirror(path, 'SELECT * FROM mirror_unchecked_load')).toEqual([]);
     expect(diffMirrorWithTruth(path, sim)).toEqual([]);
     expect(counts(path).logged).toBe(0);
     expect(baselineRows(path)).toEqual(baselineFinishedBy(stopped.runId));

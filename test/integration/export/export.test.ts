@@ -214,7 +214,7 @@ describe('export pipeline against the simulator', () => {
     expect(fifth.stats.mode).toBe('created');
   });
 
-  it('an unknown extra column (quirks) is loaded and kept in raw_profile', async () => {
+  it('an unknown extra column (quirks) is loaded and kept in profile_extra', async () => {
     const { sim, ctx } = await setup({ quirks: true });
     const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'csv' });
     expect(result.error).toBeUndefined();
@@ -224,11 +224,11 @@ describe('export pipeline against the simulator', () => {
     const c = await ctx();
     try {
       expect(diffMirrorWithTruth(c.mirror.path, sim, truth, { sections: false })).toEqual([]);
-      const raw = queryMirror<{ raw_profile: string }>(
+      const raw = queryMirror<{ profile_extra: string }>(
         c.mirror.path,
-        'SELECT raw_profile FROM domains LIMIT 1',
+        'SELECT profile_extra FROM domains LIMIT 1',
       )[0]!;
-      expect(JSON.parse(raw.raw_profile)).toHaveProperty('x_sim_revision');
+      expect(JSON.parse(raw.profile_extra)).toHaveProperty('x_sim_revision');
     } finally {
       await c.close();
     }
@@ -266,32 +266,54 @@ describe('export pipeline against the simulator', () => {
     expect(exportPosts(sim)).toBe(1);
   });
 
-  it('a bad row in the middle of the file loads nothing (validated before the first batch)', async () => {
-    const { ctx } = await setup();
-    const downloaded = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', load: false });
-    const path = downloaded.stats.filePath!;
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-    const middle = Math.floor(lines.length / 2);
-    const broken = JSON.parse(lines[middle]!) as Record<string, unknown>;
-    broken.last_enriched_at = 'yesterday';
-    lines[middle] = JSON.stringify(broken);
-    let c = await ctx();
-    replaceDownloadedFile(c.mirror, downloaded.stats.exportId!, path, lines.join('\n') + '\n');
-    await c.close();
+  /** The catalogue tables' row counts, and whether an unchecked load is recorded. */
+  const catalogue = (path: string) =>
+    queryMirror(
+      path,
+      `SELECT (SELECT count(*) FROM domains) AS domains, (SELECT count(*) FROM licenses) AS licences,
+              (SELECT count(*) FROM payment_methods) AS payments, (SELECT count(*) FROM domain_sections) AS sections,
+              (SELECT count(*) FROM change_log) AS changes, (SELECT count(*) FROM mirror_unchecked_load) AS unchecked`,
+    )[0];
 
-    const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', batchSize: 10 });
-    expect(result.error?.code).toBe('ERR_EXPORT_FILE_INVALID');
-    expect(result.error?.message).toContain(
-      `line ${middle + 1}.last_enriched_at: invalid timestamp "yesterday"`,
-    );
-    expect(result.error?.message).toMatch(/nothing was loaded/);
-    c = await ctx();
-    try {
-      expect(queryMirror<{ n: number }>(c.mirror.path, 'SELECT count(*) AS n FROM domains')[0]!.n).toBe(0);
-    } finally {
+  for (const into of ['an empty mirror', 'a mirror that has domains'] as const) {
+    it(`a bad row in the middle of the file loads nothing, into ${into}`, async () => {
+      const { ctx } = await setup();
+      if (into === 'a mirror that has domains') {
+        const first = await run(ctx, { filters: { jurisdiction: 'ukgc' }, format: 'json' });
+        expect(first.stats.rowsLoaded).toBeGreaterThan(0);
+      }
+      const downloaded = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', load: false });
+      const path = downloaded.stats.filePath!;
+      const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+      const middle = Math.floor(lines.length / 2);
+      const broken = JSON.parse(lines[middle]!) as Record<string, unknown>;
+      broken.last_enriched_at = 'yesterday';
+      lines[middle] = JSON.stringify(broken);
+      let c = await ctx();
+      const before = catalogue(c.mirror.path);
+      replaceDownloadedFile(c.mirror, downloaded.stats.exportId!, path, lines.join('\n') + '\n');
       await c.close();
-    }
-  });
+
+      const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', batchSize: 10 });
+      expect(result.error?.code).toBe('ERR_EXPORT_FILE_INVALID');
+      expect(result.error?.message).toContain(
+        `line ${middle + 1}.last_enriched_at: invalid timestamp "yesterday"`,
+      );
+      expect(result.error?.message).toMatch(/nothing was loaded/);
+      // Into an empty mirror the file is read once, rows written as they are checked (batches of
+      // 10, so some were committed before the bad row), and removed again; otherwise it is
+      // checked whole before the first row is written.
+      expect(result.stats.onePass).toBe(into === 'an empty mirror');
+      if (into === 'an empty mirror') expect(middle).toBeGreaterThan(20);
+      c = await ctx();
+      try {
+        expect(catalogue(c.mirror.path)).toEqual(before);
+        expect(getStoredExport(c.mirror, downloaded.stats.exportId!)!.download_status).toBe('load_failed');
+      } finally {
+        await c.close();
+      }
+    });
+  }
 
   it('old export files past expires_at and loaded are removed by exports.retention', async () => {
     const sim = await startTestSimulator(SIM);

@@ -3,6 +3,8 @@ import { classifySummaries, markUnlisted, upsertDomainSummaries } from '../../..
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { licence, paymentMethod, profile, summary } from './builders.js';
 import { tempMirror, totalChanges } from './helpers.js';
+import { mirrorInternals } from '../../../src/mirror/database.js';
+import type { DomainProfileInput } from '../../../src/mirror/inputs.js';
 
 const T1 = '2025-04-01T00:00:00.000Z';
 const T2 = '2025-04-02T00:00:00.000Z';
@@ -46,8 +48,39 @@ describe('upsertProfiles', () => {
       profile_synced_at: T1,
       first_synced_at: T1,
     });
-    // The whole profile, meta included, exactly as given.
-    expect(JSON.parse(row.raw_profile!)).toEqual(JSON.parse(JSON.stringify(profile('a.example'))));
+    // Everything the profile has is in a column or a row, so nothing is left for profile_extra;
+    // the whole profile is no longer stored (migration 0010).
+    expect(row.raw_profile).toBeNull();
+    expect(JSON.parse(row.profile_extra!)).toEqual({});
+  });
+
+  it('keeps in profile_extra what has no column or row, and the old whole profile is cleared when the row is rewritten', async () => {
+    const mirror = await tempMirror();
+    const { sqlite } = mirrorInternals(mirror);
+    // A row as a mirror made before migration 0010 holds it: the whole profile in raw_profile.
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+    sqlite.prepare('UPDATE domains SET raw_profile = \'{"old":true}\', profile_extra = NULL').run();
+    const odd = profile('a.example', {
+      x_new_field: { a: 1 },
+      operator: { name: 'Acme Gaming', x_operator_note: 'n' },
+      meta: { served_from_cache: false, x_meta: 2 },
+      licenses: [{ ...licence(), x_licence_flag: true }],
+    } as unknown as Partial<DomainProfileInput>);
+    upsertProfiles(mirror, [odd], { syncedAt: T2 });
+    const row = sqlite
+      .prepare(
+        "SELECT raw_profile, profile_extra, operator_name FROM domains WHERE domain_normalized = 'a.example'",
+      )
+      .get() as { raw_profile: string | null; profile_extra: string; operator_name: string };
+    expect(row.raw_profile).toBeNull();
+    expect(row.operator_name).toBe('Acme Gaming');
+    expect(JSON.parse(row.profile_extra)).toEqual({
+      x_new_field: { a: 1 },
+      operator: { x_operator_note: 'n' },
+      meta: { x_meta: 2 },
+      // A list is kept whole when an item has a field its table has no column for.
+      licenses: JSON.parse(JSON.stringify(odd.licenses)),
+    });
   });
 
   it('only meta changed: no row rewritten', async () => {

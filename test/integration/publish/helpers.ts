@@ -31,7 +31,8 @@ export const PUBLISHED = [
 /** The PostgreSQL type each kind of mirror column must have (docs/destinations.md "Types"). */
 export function expectedType(column: string, sqliteType: string): string {
   if (column === 'at' || column.endsWith('_at')) return 'timestamp with time zone';
-  if (['raw_profile', 'stats', 'filters', 'fields', 'data', 'raw'].includes(column)) return 'jsonb';
+  if (['raw_profile', 'profile_extra', 'stats', 'filters', 'fields', 'data', 'raw'].includes(column))
+    return 'jsonb';
   if (['served_from_cache', 'billable'].includes(column)) return 'boolean';
   if (sqliteType === 'INTEGER') return 'bigint';
   if (sqliteType === 'REAL') return 'double precision';

@@ -259,12 +259,12 @@ describe('oversized responses', () => {
         message: `GET /domains/${encodeURIComponent(big)}: response body larger than maxBodyBytes (67108864 bytes)`,
       }),
     ]);
-    const [row] = queryMirror<{ profile_synced_at: string | null; raw_profile: string | null }>(
+    const [row] = queryMirror<{ profile_synced_at: string | null; profile_extra: string | null }>(
       ctx.mirror.path,
-      'SELECT profile_synced_at, raw_profile FROM domains WHERE domain_normalized = ?',
+      'SELECT profile_synced_at, profile_extra FROM domains WHERE domain_normalized = ?',
       big,
     );
-    expect(row).toEqual({ profile_synced_at: null, raw_profile: null });
+    expect(row).toEqual({ profile_synced_at: null, profile_extra: null });
     for (const table of ['licenses', 'payment_methods', 'domain_sections'])
       expect(queryMirror(ctx.mirror.path, `SELECT 1 FROM ${table} WHERE domain_normalized = ?`, big)).toEqual(
         [],

@@ -14,7 +14,7 @@ import type { SpecResource } from './spec-table.js';
  * The bad-input matrix through `sync` into a real SQLite mirror: every field of the domain
  * summary, the domain profile, its licences and payment methods × {missing, null, wrong type,
  * unseen enum value, extra field}. A tolerated row is stored as documented (null → NULL, unseen
- * enum verbatim, the whole answer in raw_profile); an error names the field, and nothing of the
+ * enum verbatim, what has no column kept in profile_extra); an error names the field, and nothing of the
  * bad entity is half-written while every other domain is mirrored (docs/contract.md "Promises").
  */
 
@@ -70,6 +70,7 @@ const SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domain
 const PROFILE_COLUMNS = [
   ...Object.values(DOMAIN_COLUMNS),
   'raw_profile',
+  'profile_extra',
   'profile_hash',
   'profile_synced_at',
 ];
@@ -153,15 +154,21 @@ describe('bad-input matrix: profile fields through sync into the mirror', () => 
     expect(run.failures).toEqual([]);
     const state = profileState(dbPath, profileDomain);
     expect(state.profile?.profile_synced_at).not.toBeNull();
-    // The whole answer is kept, unknown fields and odd values included.
+    // The whole answer is no longer stored (migration 0010): profile_extra keeps what has no
+    // column or row, an unknown field at the place it came (a list whole), and nothing else.
     const data = getAt(sent.body, 'data') as Record<string, unknown>;
-    expect(JSON.parse(String(state.profile?.raw_profile))).toEqual(data);
     const original = getAt(sent.original, 'data') as Record<string, unknown>;
     const relative = c.path.slice('data.'.length);
+    expect(state.profile?.raw_profile).toBeNull();
+    const extra = JSON.parse(String(state.profile?.profile_extra)) as Record<string, unknown>;
+    if (relative.endsWith(EXTRA_KEY)) {
+      expect(getAt(extra, relative)).toEqual(getAt(data, relative));
+      expect(getAt(extra, relative)).not.toBeUndefined();
+    } else expect(extra).toEqual({});
     const [row] = rows(dbPath, 'SELECT * FROM domains WHERE domain_normalized = ?', profileDomain);
 
     if (relative.endsWith(EXTRA_KEY)) {
-      // Kept in raw_profile (checked above); the typed columns are the truth's.
+      // Kept in profile_extra (checked above); the typed columns are the truth's.
       expect(diffMirrorWithTruth(dbPath, proxied.sim, [profileDomain])).toEqual([]);
     } else if (relative in DOMAIN_COLUMNS) {
       expect(row![DOMAIN_COLUMNS[relative]!]).toBe(asColumn(c.expect.value));

@@ -11,7 +11,7 @@ import { fileBase } from './mirror-checks.js';
  * - run ids and row ids (`pipeline_run_id`, `change_log.id`), and the mirror's change sequence
  *   (`change_seq`: a killed run's committed transactions took values too);
  * - the service's `meta.freshness_age_seconds` (seconds since the last enrichment at the moment
- *   of the read), in its column and inside `raw_profile`;
+ *   of the read), in its column;
  * - the export's `expires_at` (completion time + TTL on each simulator's clock) and the temp dir
  *   part of `file_path` (compared by base name).
  * Tables that are bookkeeping only (`pipeline_runs`, `account_snapshots`, `locks`) are checked
@@ -19,13 +19,6 @@ import { fileBase } from './mirror-checks.js';
  */
 
 const MIRROR_TIMES = ['mirror_first_seen_at', 'mirror_updated_at', 'change_seq'];
-
-function withoutFreshness(row: Record<string, unknown>): Record<string, unknown> {
-  if (typeof row.raw_profile !== 'string') return row;
-  const profile = JSON.parse(row.raw_profile) as { meta?: Record<string, unknown> };
-  if (profile.meta) delete profile.meta.freshness_age_seconds;
-  return { ...row, raw_profile: profile };
-}
 
 /** The catalogue as the mirror holds it: what sync and export write. */
 export const CATALOGUE_TABLES: readonly TableSpec[] = [
@@ -39,7 +32,6 @@ export const CATALOGUE_TABLES: readonly TableSpec[] = [
       'freshness_age_seconds',
       'change_seq',
     ],
-    map: withoutFreshness,
   },
   { table: 'licenses', exclude: MIRROR_TIMES },
   { table: 'payment_methods', exclude: MIRROR_TIMES },
