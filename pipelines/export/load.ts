@@ -31,8 +31,10 @@ import type { ExportScope } from './types.js';
  *
  * - Into a mirror that holds domains, in two passes: pass 1 checks every row and writes nothing;
  *   pass 2 writes.
- * - Into an empty mirror, in one pass (src/mirror/store/unchecked-load.ts): each row is checked as
- *   it is written, and a bad row removes every row the load wrote. Reading a large file twice was
+ * - Into an empty mirror, in one pass (src/mirror/store/unchecked-load.ts): each row is checked by
+ *   the write's own conversions (upsertProfiles converts every row before writing any of its
+ *   batch), and a bad row removes every row the load wrote; the batch is then checked row by row
+ *   to name the bad row's line. Reading a large file twice was
  *   about a seventh of such a load (docs/benchmarks.md "export").
  *
  * The writing pass upserts in batches, each in a savepoint of a transaction that commits every
@@ -134,6 +136,8 @@ export async function loadExportFile(
     'rows',
   );
   let batch: ExportRowInput[] = [];
+  /** Where each row of `batch` is in the file (one pass only: for the error naming a bad row). */
+  let wheres: string[] = [];
   let loaded = 0;
   let started = false;
   const commits = bulkCommits(ctx.mirror, LOAD_ROWS_PER_COMMIT);
@@ -145,10 +149,23 @@ export async function loadExportFile(
       Object.assign(stats, prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load'));
       if (stats.onePass) beginUncheckedLoad(ctx.mirror, record.id, syncedAt);
     }
-    commits.write(batch.length, () => loadExportRows(ctx.mirror, batch, { syncedAt }));
+    if (stats.onePass) {
+      // Each value is checked once, by the conversions of the write (upsertProfiles checks every
+      // row it writes before its first write). A row the write never sees, a domain that a later
+      // row of the same batch repeats, is checked here.
+      checkSupersededRows(batch, wheres);
+      try {
+        commits.write(batch.length, () => loadExportRows(ctx.mirror, batch, { syncedAt }));
+      } catch (error) {
+        // The write names a row by its place in the batch; the file's line is what a person needs.
+        batch.forEach((row, i) => checkExportRow(row, wheres[i]!));
+        throw error;
+      }
+    } else commits.write(batch.length, () => loadExportRows(ctx.mirror, batch, { syncedAt }));
     loaded += batch.length;
     loadTask.increment(batch.length);
     batch = [];
+    wheres = [];
     scope.progressLog('export load progress', {
       exportId: record.id,
       rows: loaded,
@@ -159,9 +176,8 @@ export async function loadExportFile(
     try {
       const read = readExportRows(path, format, stats.onePass ? { unknownColumns: unknown } : {});
       for await (const { row, where } of read) {
-        // One pass: the row is checked before it joins a batch (the same check as pass 1's).
-        if (stats.onePass) checkExportRow(row, where);
         batch.push(row);
+        if (stats.onePass) wheres.push(where);
         if (batch.length >= batchSize) {
           flush();
           // A stop between batches leaves whole rows only; the load stays `loading` and resumable.
@@ -210,6 +226,20 @@ export async function loadExportFile(
   markExportLoaded(ctx.mirror, record.id, { loadedAt: scope.now(), rowsLoaded: loaded, filePath: path });
   setExportDownloadStatus(ctx.mirror, record.id, { downloadStatus: 'loaded', error: null, at: scope.now() });
   ctx.logger.info('export loaded', { exportId: record.id, rows: loaded });
+}
+
+/**
+ * Checks the rows of a batch that a later row of the same batch repeats (the same domain): the
+ * write keeps the last one only, so the earlier ones would otherwise go unchecked, where a load
+ * in two passes checks every row.
+ */
+function checkSupersededRows(batch: readonly ExportRowInput[], wheres: readonly string[]): void {
+  const last = new Map<unknown, number>();
+  batch.forEach((row, i) => {
+    const earlier = last.get(row.profile.domain_normalized);
+    if (earlier !== undefined) checkExportRow(batch[earlier]!, wheres[earlier]!);
+    last.set(row.profile.domain_normalized, i);
+  });
 }
 
 /** Deletes files of loaded exports whose `expires_at` is older than `exports.retention`. */

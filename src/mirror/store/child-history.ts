@@ -1,6 +1,6 @@
 import { cachedStatement } from '../database.js';
 import type { Mirror } from '../database.js';
-import { keyColumn, textColumn, timestampColumn } from './values.js';
+import { keyColumn, MirrorInputError, objectOrEmpty, textColumn, timestampColumn } from './values.js';
 
 /*
  * History of the keyed child rows of a profile (licences, payment methods): one diff, generic
@@ -86,10 +86,11 @@ export function childRows<Row>(
   where: string,
 ): Map<string, Row> | null {
   if (items === undefined || items === null) return null;
+  if (!Array.isArray(items)) throw new MirrorInputError(where, 'expected an array');
   const rows = new Map<string, Row>();
-  items.forEach((item, i) => {
+  items.forEach((item: unknown, i) => {
     const at = `${where}[${i}]`;
-    const values = item as { [column: string]: unknown };
+    const values = objectOrEmpty(item, at);
     const row: ChildColumns = {};
     for (const c of table.keyColumns) row[c] = keyColumn(values[c], `${at}.${c}`);
     for (const c of table.comparedColumns) {

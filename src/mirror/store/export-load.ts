@@ -7,6 +7,7 @@ import {
   integerColumn,
   keyColumn,
   MirrorInputError,
+  objectOrEmpty,
   textColumn,
   timestampColumn,
 } from './values.js';
@@ -67,7 +68,8 @@ export function loadExportRows(
 /**
  * Checks that a row would be accepted by {@link loadExportRows}, without writing anything:
  * the same conversions `upsertProfiles` applies. Throws `ERR_MIRROR_INPUT` naming `where` and
- * the field. Used to validate a whole file before its first batch is written.
+ * the field. Used to validate a whole file before its first batch is written, and in a one-pass
+ * load to find the row of a batch that the write refused (pipelines/export/load.ts).
  */
 export function checkExportRow(row: ExportRowInput, where: string): void {
   const p = row.profile;
@@ -115,11 +117,4 @@ export function checkExportRow(row: ExportRowInput, where: string): void {
       timestampColumn(method.last_confirmed_at, `${at}.last_confirmed_at`);
     });
   }
-}
-
-function objectOrEmpty(value: unknown, field: string): Record<string, unknown> {
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw new MirrorInputError(field, 'expected an object');
-  return value as Record<string, unknown>;
 }

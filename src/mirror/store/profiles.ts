@@ -13,6 +13,7 @@ import {
   integerColumn,
   jsonColumn,
   keyColumn,
+  objectOrEmpty,
   requiredTimestamp,
   textColumn,
   timestampColumn,
@@ -312,9 +313,9 @@ function profileRows(
 ): ProfileRows {
   const key = keyColumn(p.domain_normalized, `profiles[${index}].domain_normalized`);
   const where = `profiles[${index}] (${key})`;
-  const operator = p.operator ?? {};
-  const brand = p.brand ?? {};
-  const meta = p.meta ?? {};
+  const operator = objectOrEmpty(p.operator, `${where}.operator`);
+  const brand = objectOrEmpty(p.brand, `${where}.brand`);
+  const meta = objectOrEmpty(p.meta, `${where}.meta`);
   const domain = [
     key,
     textColumn(p.domain, `${where}.domain`),

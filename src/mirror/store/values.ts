@@ -36,6 +36,17 @@ export function requiredTimestamp(value: unknown, field: string): string {
   return normalized;
 }
 
+/**
+ * An object whose fields go into columns (a profile's `operator`, `brand`, `meta`, a licence):
+ * `null`/`undefined` → `{}`; anything else must be an object that is not an array.
+ */
+export function objectOrEmpty(value: unknown, field: string): Record<string, unknown> {
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new MirrorInputError(field, 'expected an object');
+  return value as Record<string, unknown>;
+}
+
 /** A string column; `null`/`undefined` → `null`; anything else must be a string. */
 export function textColumn(value: unknown, field: string): string | null {
   if (value === null || value === undefined) return null;

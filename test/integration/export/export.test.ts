@@ -275,44 +275,76 @@ describe('export pipeline against the simulator', () => {
               (SELECT count(*) FROM change_log) AS changes, (SELECT count(*) FROM mirror_unchecked_load) AS unchecked`,
     )[0];
 
-  for (const into of ['an empty mirror', 'a mirror that has domains'] as const) {
-    it(`a bad row in the middle of the file loads nothing, into ${into}`, async () => {
-      const { ctx } = await setup();
-      if (into === 'a mirror that has domains') {
-        const first = await run(ctx, { filters: { jurisdiction: 'ukgc' }, format: 'json' });
-        expect(first.stats.rowsLoaded).toBeGreaterThan(0);
-      }
-      const downloaded = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', load: false });
-      const path = downloaded.stats.filePath!;
-      const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-      const middle = Math.floor(lines.length / 2);
-      const broken = JSON.parse(lines[middle]!) as Record<string, unknown>;
-      broken.last_enriched_at = 'yesterday';
-      lines[middle] = JSON.stringify(broken);
-      let c = await ctx();
-      const before = catalogue(c.mirror.path);
-      replaceDownloadedFile(c.mirror, downloaded.stats.exportId!, path, lines.join('\n') + '\n');
-      await c.close();
+  /**
+   * Ways to break the middle row of a file: the row as changed, and the error naming it. Each
+   * returns the lines of the file (a broken row may be followed by a copy of its good self).
+   */
+  const BREAKAGES: Record<string, { apply: (lines: string[], at: number) => string[]; error: string }> = {
+    'a bad timestamp': {
+      apply: (lines, at) =>
+        lines.map((l, i) => (i === at ? withField(l, 'last_enriched_at', 'yesterday') : l)),
+      error: '.last_enriched_at: invalid timestamp "yesterday"',
+    },
+    'licences that are no list': {
+      apply: (lines, at) => lines.map((l, i) => (i === at ? withField(l, 'licenses', { mga: 'MGA/1' }) : l)),
+      error: '.licenses: expected an array',
+    },
+    // The write keeps the last row of a domain in a batch; the earlier, bad one is checked all the same.
+    'a bad row whose domain the next row repeats, good': {
+      apply: (lines, at) => [...lines.slice(0, at), withBadLicence(lines[at]!), ...lines.slice(at)],
+      error: '.licenses[0].first_seen_at: invalid timestamp "yesterday"',
+    },
+  };
+  const withField = (line: string, field: string, value: unknown): string =>
+    JSON.stringify({ ...(JSON.parse(line) as Record<string, unknown>), [field]: value });
+  const withBadLicence = (line: string): string => {
+    const row = JSON.parse(line) as { licenses: Array<Record<string, unknown>> };
+    expect(row.licenses.length).toBeGreaterThan(0);
+    row.licenses[0]!.first_seen_at = 'yesterday';
+    return JSON.stringify(row);
+  };
 
-      const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', batchSize: 10 });
-      expect(result.error?.code).toBe('ERR_EXPORT_FILE_INVALID');
-      expect(result.error?.message).toContain(
-        `line ${middle + 1}.last_enriched_at: invalid timestamp "yesterday"`,
-      );
-      expect(result.error?.message).toMatch(/nothing was loaded/);
-      // Into an empty mirror the file is read once, rows written as they are checked (batches of
-      // 10, so some were committed before the bad row), and removed again; otherwise it is
-      // checked whole before the first row is written.
-      expect(result.stats.onePass).toBe(into === 'an empty mirror');
-      if (into === 'an empty mirror') expect(middle).toBeGreaterThan(20);
-      c = await ctx();
-      try {
-        expect(catalogue(c.mirror.path)).toEqual(before);
-        expect(getStoredExport(c.mirror, downloaded.stats.exportId!)!.download_status).toBe('load_failed');
-      } finally {
+  for (const into of ['an empty mirror', 'a mirror that has domains'] as const) {
+    for (const [breakage, { apply, error }] of Object.entries(BREAKAGES)) {
+      it(`${breakage} in the middle of the file loads nothing, into ${into}`, async () => {
+        const { ctx } = await setup();
+        if (into === 'a mirror that has domains') {
+          const first = await run(ctx, { filters: { jurisdiction: 'ukgc' }, format: 'json' });
+          expect(first.stats.rowsLoaded).toBeGreaterThan(0);
+        }
+        const downloaded = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', load: false });
+        const path = downloaded.stats.filePath!;
+        const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+        // A row inside a batch of 10 (batch boundaries at multiples of 10), past the first batches.
+        const middle = Math.floor(lines.length / 20) * 10 + 3;
+        expect(middle).toBeGreaterThan(20);
+        let c = await ctx();
+        const before = catalogue(c.mirror.path);
+        replaceDownloadedFile(
+          c.mirror,
+          downloaded.stats.exportId!,
+          path,
+          apply(lines, middle).join('\n') + '\n',
+        );
         await c.close();
-      }
-    });
+
+        const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', batchSize: 10 });
+        expect(result.error?.code).toBe('ERR_EXPORT_FILE_INVALID');
+        expect(result.error?.message).toContain(`line ${middle + 1}${error}`);
+        expect(result.error?.message).toMatch(/nothing was loaded/);
+        // Into an empty mirror the file is read once, rows written as they are checked (batches of
+        // 10, so some were committed before the bad row), and removed again; otherwise it is
+        // checked whole before the first row is written.
+        expect(result.stats.onePass).toBe(into === 'an empty mirror');
+        c = await ctx();
+        try {
+          expect(catalogue(c.mirror.path)).toEqual(before);
+          expect(getStoredExport(c.mirror, downloaded.stats.exportId!)!.download_status).toBe('load_failed');
+        } finally {
+          await c.close();
+        }
+      });
+    }
   }
 
   it('old export files past expires_at and loaded are removed by exports.retention', async () => {
