@@ -3,8 +3,8 @@
  * child (`EXPORT_BENCH_CPU_PROF=DIR node dist/bench/export.js 200000 json`) by what the code does,
  * for the table in docs/benchmarks.md "export" (LOAD_PROFILE in bench/export.ts).
  *
- * Only the load is counted: the samples from the first to the last one with `loadExportFile` on
- * the stack (the download before it is left out; garbage collection in between is counted).
+ * Only the load is counted: the samples from the first to the last one with `loadExportFile` (or
+ * the build of the indexes set aside, which runs after an await) on the stack (the download before it is left out; garbage collection in between is counted).
  * Each sample goes to the innermost frame of our own code above it (a better-sqlite3 statement is
  * a native call, so SQLite's time is the self time of the store function that runs it), grouped by
  * that code's file and function.
@@ -30,7 +30,7 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
   if (own === undefined) {
     // Node's own code with none of ours above it: the file streams and their UTF-8 decoding.
     if (/string_decoder|streams|node:fs|fs\/streams/.test(leaf.url) || leaf.functionName === 'write')
-      return 'reading and decoding the file, parsing each row (both passes)';
+      return 'reading and decoding the file, parsing each row (each pass)';
     return 'other';
   }
   const { url, functionName } = own;
@@ -39,7 +39,7 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
   if (/mirror\/checkpointer|mirror\/database/.test(url))
     return 'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)';
   if (/pipelines\/export\/format/.test(url))
-    return 'reading and decoding the file, parsing each row (both passes)';
+    return 'reading and decoding the file, parsing each row (each pass)';
   if (/mirror\/store\/child-history/.test(url))
     return /log|change/i.test(functionName)
       ? 'SQLite: change_log inserts'
@@ -50,18 +50,22 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
       /Hash|digest|update/.test(leaf.functionName) ||
       /crypto/.test(leaf.url)
     )
-      return 'JSON of the raw profile and sections, SHA-1';
+      return 'JSON of the profile (for its hash), profile_extra and sections, SHA-1';
     return 'SQLite: domain and section upserts, with the JS of upsertProfiles around them';
   }
   if (/mirror\/store\/values|util\/time|mirror\/store\/export-load/.test(url))
-    return 'validation and conversion (timestamps, types; both passes)';
+    return 'validation and conversion (timestamps, types; each pass)';
   return 'other';
 }
 
 /** Groups the load's samples of `profile` (see the file comment). */
 export function loadShares(profile: CpuProfile): LoadShare[] {
   const samples = samplesOf(profile);
-  const inLoad = samples.map((s) => s.stack.some((f) => f.functionName === 'loadExportFile'));
+  // The index builds at the end run after an await, with loadExportFile no longer on the stack:
+  // their frames count as the load's too.
+  const inLoad = samples.map((s) =>
+    s.stack.some((f) => f.functionName === 'loadExportFile' || /mirror\/store\/deferred-indexes/.test(f.url)),
+  );
   const first = inLoad.indexOf(true);
   const last = inLoad.lastIndexOf(true);
   if (first < 0) throw new Error('no sample has loadExportFile on its stack: is this a profile of the load?');

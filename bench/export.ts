@@ -437,23 +437,23 @@ export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure,
  */
 const LOAD_PROFILE = {
   measured:
-    "measured 2026-11-28T16:41Z on 2 Intel Xeon cores into an empty mirror, so the mirror's baseline with the child tables' indexes and five of the domain indexes set aside, committing every 6,000 rows",
+    "measured 2026-11-28T19:43Z on 2 Intel Xeon cores into an empty mirror, so in one read of the file, as the mirror's baseline with the child tables' indexes and five of the domain indexes set aside, committing every 6,000 rows",
   rows: 200_000,
-  ratePerSecond: '5,030',
+  ratePerSecond: '6,692',
   table: [
+    ['SQLite: licence and payment-method upserts', '7.5 s', '26 %'],
+    ['SQLite: domain and section upserts, with the JS of upsertProfiles around them', '7.2 s', '25 %'],
     [
       'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)',
-      '8.0 s',
-      '22 %',
+      '3.9 s',
+      '13 %',
     ],
-    ['SQLite: domain and section upserts, with the JS of upsertProfiles around them', '7.6 s', '21 %'],
-    ['reading and decoding the file, parsing each row (both passes)', '7.3 s', '20 %'],
-    ['SQLite: licence and payment-method upserts', '6.7 s', '19 %'],
-    ['garbage collection', '3.2 s', '9 %'],
-    ['validation and conversion (timestamps, types; both passes)', '2.4 s', '7 %'],
-    ['JSON of the raw profile and sections, SHA-1', '0.6 s', '2 %'],
-    ['other', '0.4 s', '1 %'],
-    ['SQLite: building the indexes set aside, after the rows', '0.0 s', '0 %'],
+    ['reading and decoding the file, parsing each row (each pass)', '3.6 s', '12 %'],
+    ['SQLite: building the indexes set aside, after the rows', '2.1 s', '7 %'],
+    ['garbage collection', '2.1 s', '7 %'],
+    ['validation and conversion (timestamps, types; each pass)', '2.0 s', '7 %'],
+    ['JSON of the profile (for its hash), profile_extra and sections, SHA-1', '0.6 s', '2 %'],
+    ['other', '0.3 s', '1 %'],
   ] as ReadonlyArray<readonly [string, string, string]>,
 };
 
@@ -471,9 +471,12 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '(bench/contract-tables.ts). The mirror is empty, so the load is its first load, as for a user ' +
       'who starts a mirror from an export (docs/exports.md "Loading"): the mirror\'s baseline, with no ' +
       'change_log row per licence and payment method, and the secondary indexes of the licence, ' +
-      'payment-method and change_log tables, and five of the domain indexes, built once after the rows. Per ' +
-      'row the load also reads and checks the whole file first (a second parse: a bad file never touches the ' +
-      'mirror), and writes the raw profile, its hash, 4 section rows and our bookkeeping columns.',
+      'payment-method and change_log tables, and five of the domain indexes, built once after the rows. Into ' +
+      'an empty mirror the load reads the file once, each row checked by the conversions of its write (a bad ' +
+      'row removes every row the load wrote); into a mirror that has domains it reads and checks the whole ' +
+      'file before writing, a second parse, not measured here. Per row the load also writes the hash of the ' +
+      'profile, its profile_extra (what has no column or row; `{}` for these rows), 4 section rows (a ' +
+      'contract table the ceiling does not fill) and our bookkeeping columns.',
     "Until 2026-11-28 (the run of 11:28Z) the ceiling wrote into the mirror's own schema, our migrations' " +
       'tables and indexes, every index kept up to date row by row. That made it about three times slower than ' +
       "the loader above, and the load's ratio to it about three times too kind: that run reported the load at " +
@@ -486,35 +489,42 @@ export function benchNotes(result: ExportBenchResult): string[] {
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
       `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does, grouped by bench/export-load-profile.ts):`,
     markdownTable(['part', 'time', 'share'], LOAD_PROFILE.table),
-    'Why the load misses the 0.5 target against such a loader: it writes about four and a half times the ' +
-      'bytes, and reads the file twice. The 200,000 rows made a mirror of 1,174 MiB (8 KiB pages: the domain ' +
-      'rows with their raw profiles 562 MiB, the section rows 186, the payment methods 133, the licences 78, ' +
-      "the indexes the rest); the bare loader's file held 258 MiB. In WAL mode each page is written twice (to " +
-      'the WAL, then by a checkpoint into the database): the commits and checkpoints are the largest row of ' +
-      'the profile, and the system time of a whole run (simulator, download and load) was 6.9–7.9 s of its ' +
-      '38–40 s. The raw profile (kept for fields the mirror has no column for, and published) and the ' +
-      'sections (a contract table) are both written whole, so the sections are stored twice. Tried on the same ' +
-      '200,000 NDJSON rows, ad hoc, 2026-11-28, seconds of load against the load as it is in the same round: ' +
-      'no validation pass at all, as an upper bound of what a single pass could gain (a bad row would then ' +
-      'leave a half-written mirror), 32.4 against 37.8 s; `synchronous = OFF` (not safe against a power ' +
-      'loss), 33.5 against 37.8; a checkpoint every ~400 MB of WAL instead of ~40 MB, 34.9, 33.3 and 34.0 ' +
-      'against 37.8, 36.2 and 34.3, one of them peaking at 253 MB (every ~120 MB: 35.8 and 34.6 against 36.2 ' +
-      'and 34.3); the rollback journal (`journal_mode = DELETE`) for the load, 36.3 against 37.8; the ' +
-      'validation pass on a worker thread beside the load, whose batches stayed in one open transaction until ' +
-      "the validation's verdict and were rolled back on a refusal, 33.9, 33.2 and 32.2 against 35.5 and 35.8, " +
-      'but peak RSS 272–302 MB against 212–217 MB, over the 256 MB target (the thread alone, the load waiting ' +
-      'for its verdict after 6,000 rows: 35.3 s and 262 MB). None was kept: the best of them leaves the load ' +
-      'at 0.42–0.46 of the loader, and the target needs it near 27–29 s. What the bytes cost, measured the ' +
-      'same way (two alternating rounds): with the raw profile left out (its column NULL) the load took ' +
-      '33.1 and 33.8 s against 38.0 and 36.0, into a mirror of 675 MiB against 1,174; with the section rows ' +
-      'left out as well (a contract table, so only a bound) 27.7 and 28.1 s, 444 MiB. Neither fewer bytes ' +
-      'alone (no raw profile) nor one read of the file alone (no validation pass) reaches the target; both ' +
-      'together might (not measured together). Either changes what the mirror keeps or how a bad file is kept ' +
-      'out of it: a product decision, as for the sync\'s CPU target (docs/benchmarks.md "sync").',
-    'The CSV load is slower than the NDJSON one mostly for its reader: in a CPU profile of a 200,000-row CSV ' +
-      "load (ad hoc, 2026-11-28, 3,740 rows/s while profiled), csv-parse's own code took 17.4 s of the " +
-      'load\'s 50.0 s of samples, over both passes (bench/export-load-profile.ts counts it as "other"). The ' +
-      'ceiling reads with the same reader, once.',
+    'The two changes of 2026-11-28 evening, each a product decision the target needed, measured first ' +
+      '(docs/schema.md, docs/exports.md): the mirror keeps in `domains.profile_extra` only what a profile ' +
+      'has beyond its columns and rows, where `raw_profile` had kept the whole profile, so every licence, ' +
+      'payment method and section was stored twice (migration 0010); and a load into an empty mirror reads ' +
+      'its file once, where it read and checked it whole first, a bad row now removing every row the load ' +
+      'wrote (migration 0011). At 200,000 NDJSON rows, ad hoc, three alternating rounds, the load took ' +
+      '28.4–30.1 s with both against 35.3–35.9 s before, the ceiling 13.4–13.7 s; then letting the write ' +
+      "check each row once, instead of a check before it and the write's own conversions after, 29.2 and " +
+      '28.3 s against 30.7 and 28.7 (two rounds). The mirror of those 200,000 rows is now 676 MiB (dbstat, ' +
+      '8 KiB pages: section rows 186, payment methods 134, licences 78, domain rows 64, indexes the rest) ' +
+      "against 1,174 MiB before (the domain rows with their whole profiles 562); the bare loader's file " +
+      'held 258 MiB. At 1,000,000 rows the bench run of 17:37Z, before them, measured 0.40 (NDJSON) and 0.41 ' +
+      '(CSV) of the ceiling; a run at 19:18Z with the first two, 0.47 and 0.55; the table at the top is ' +
+      'after all three. Both NDJSON figures of that run sit at their lines: 6,249 against 12,391 rows/s is ' +
+      '0.504 of the ceiling, and 253.8 MB of peak RSS is 2.2 MB under the target (220.9 MB in the 19:18Z ' +
+      "run). With this machine's run-to-run spread, the next run may land on either side of either. The CSV load gained the most: its reader (csv-parse) took about a third of its time " +
+      'and read the file twice (in a CPU profile of a 200,000-row CSV load with two passes, ad hoc, ' +
+      "2026-11-28, 3,740 rows/s while profiled, csv-parse's own code was 17.4 s of the load's 50.0 s of " +
+      'samples; bench/export-load-profile.ts counts it as "other"). The ceiling reads with the same reader, ' +
+      'once.',
+    'What the NDJSON load still does that the ceiling does not, from the profile above: about 4 section ' +
+      'rows per domain (a contract table; written alone by the same upsert in an ad hoc test of 800,000 such ' +
+      'rows, 6.8–8.2 s), the builds of the indexes set aside (7 %), and the bookkeeping columns, the hash ' +
+      'and the checks of each value. Tried on 200,000 NDJSON rows, ad hoc, 2026-11-28, not kept: a page ' +
+      'cache of 8 or 32 MB for the load instead of 2 MB, 27.7 and 28.4 s, 26.9 and 28.7 s against 26.6 and ' +
+      '28.3 (32 MB peaked at 259–265 MB); a young generation of 16 or 32 MB instead of 8 MB ' +
+      '(`--max-semi-space-size`), 29.1 and 29.5 s, 29.4 and 28.5 against 29.5 and 29.5 (32 MB peaked at ' +
+      '267–277 MB); the foreign-key checks off for the load, 31.6 against 31.3 s (one round, before the ' +
+      'changes above); the section rows in a WITHOUT ROWID table, slower (800,000 rows alone: 11.6–12.0 s ' +
+      'against 6.8–8.2); reading the file in batches of lines instead of one row per step of an async ' +
+      'generator, 3.2–3.3 s against 3.4–3.5 s for reading and parsing the 200,000 rows alone. Earlier the ' +
+      'same day, before the changes above, against the load as it was then: `synchronous = OFF` (not safe ' +
+      'against a power loss), 33.5 against 37.8 s; a checkpoint every ~400 MB of WAL instead of ~40 MB, ' +
+      '34.9, 33.3 and 34.0 against 37.8, 36.2 and 34.3, one of them peaking at 253 MB; the rollback journal ' +
+      '(`journal_mode = DELETE`), 36.3 against 37.8; the validation pass on a worker thread beside the load, ' +
+      '33.9, 33.2 and 32.2 against 35.5 and 35.8, but peak RSS 272–302 MB against 212–217 MB.',
     'What made the load faster before, each measured against the old ceiling: the listing columns written ' +
       'in the same statement as the domain row, no second UPDATE (3,212 → 4,169 rows/s at 30,000 rows); each ' +
       'batch written in domain order, since the tables and most indexes are keyed by domain and a sorted batch ' +
@@ -534,17 +544,16 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '406 → 270 s of CSV, in the runs of 2026-11-27T11:26Z and 2026-11-28T11:28Z). Every 10,000 rows per ' +
       'commit cost memory on NDJSON: peak RSS 211 MB before, 250–252 MB in two runs, near the 256 MB line, ' +
       'for a reason not yet established, so the load commits every 6,000 rows (3 batches). Peak RSS varies ' +
-      'from run to run by more than the commit interval explains: with the same 6,000 rows an ad hoc NDJSON ' +
-      'run measured 234 MB and a bench run 219 MB; two bench runs an hour apart on 2026-11-28 (from 17:05Z, ' +
-      "its ceiling still on the bin's Node options, and from 17:37Z), with the same load code, measured 219 " +
-      'and 239 MB for NDJSON and 198 and 234 MB for CSV, and ratios of 0.40 and 0.40 (NDJSON), 0.38 and 0.41 ' +
-      '(CSV). Sampled ad hoc the same day (200,000 NDJSON rows, /proc every quarter second), the ' +
-      "process's anonymous memory rose to about 175 MB within the first 25 s of its 47 and stayed there; " +
-      'the rest of its peak, about 56 MB, was file-backed (the node binary and native modules). Batches of ' +
-      '500 rows peaked at 209 and 213 MB against 220 and 229 MB with the default 2,000 (1,000: 224 and ' +
-      '233; two alternating rounds): the batch is not most of it. Into a mirror that has domains the load ' +
-      'keeps its indexes ' +
-      'and logs the additions of the domains it brings; that case is not measured here.',
+      'from run to run by more than the commit interval explains: two bench runs an hour apart on 2026-11-28 ' +
+      '(from 17:05Z and 17:37Z), with the same load code, measured 219 and 239 MB for NDJSON and 198 and ' +
+      '234 MB for CSV; ad hoc runs of 200,000 NDJSON rows after the changes above measured 208–250 MB. ' +
+      "Sampled ad hoc (200,000 NDJSON rows, /proc every quarter second, before the changes above), the process's " +
+      'anonymous memory rose to about 175 MB within the first 25 s of its 47 and stayed there; the rest of ' +
+      'its peak, about 56 MB, was file-backed (the node binary and native modules). Batches of 500 rows ' +
+      'peaked at 209 and 213 MB against 220 and 229 MB with the default 2,000 (1,000: 224 and 233; two ' +
+      'alternating rounds): the batch is not most of it. Into a mirror that has domains the load keeps its ' +
+      'indexes, reads the file twice and logs the additions of the domains it brings; that case is not ' +
+      'measured here.',
   ];
   return notes;
 }
