@@ -296,7 +296,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             r.writerFloor.lowestCpuRatio,
           ),
           floorFigure(
-            "lowest CPU per profile a sync keeping the contract's tables alone can have: bare undici loop + plain INSERTs of the contract's columns (no raw profile, no bookkeeping columns, keys only)",
+            "lowest CPU per profile a sync keeping the contract's tables alone can have: bare undici loop + plain INSERTs of the contract's columns (no profile_extra, no bookkeeping columns, keys only)",
             r.writerFloor.bareSqliteContractUsPerProfile,
             r.writerFloor.lowestContractCpuRatio,
           ),
@@ -446,7 +446,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
             "INSERTs: upserts with their conflict checks, the stored-state reads, the listing pages' checks and " +
             'reads (their rows held until their profile writes each, as the writer thread does), the JSON and hash of each profile. All of these write into a mirror of 8 KiB pages, ' +
             'which openMirror gives every new mirror file (NEW_MIRROR_PAGE_SIZE in src/mirror/database.ts): a ' +
-            "domain's row with its raw profile is about 2.6 KB, so a 4 KiB page held one. Into a mirror of 4 KiB " +
+            "domain's row with the whole profile, as rows were kept before migration 0010, was about 2.6 KB, so a 4 KiB page held one. Into a mirror of 4 KiB " +
             `pages, as made before, the store functions cost ${floor.writerAlone4KiBUsPerProfile} µs per profile in ` +
             `this run (${fmt(floor.writerAloneUsPerProfile / floor.writerAlone4KiBUsPerProfile)}× of that with 8 KiB). ` +
             'An existing mirror keeps its page size. ' +
@@ -1100,7 +1100,7 @@ function contractFloorSentence(r: SyncBenchResult): string {
   const room = Math.round(r.targets.cpuRatioMax * bare - bare - contractUs);
   return (
     "The contract's four tables alone (domains, licenses, payment_methods and domain_sections with the keys and " +
-    'columns the product requires, nothing of ours: no raw profile, no listing or bookkeeping columns, no other index), ' +
+    'columns the product requires, nothing of ours: no profile_extra, no listing or bookkeeping columns, no other index), ' +
     `written by plain INSERTs of the same profiles into a file of their own, cost ${contractUs} µs per profile; ` +
     `with the bare undici loop that is ${bare + contractUs} µs, ${fmt(ratio)}× it` +
     (ratio <= r.targets.cpuRatioMax
@@ -1130,10 +1130,11 @@ const CONTRACT_FLOOR_PARTS =
   "functions themselves the literals made no difference beyond the spread (child and section rows' " +
   'timestamps as literals, five alternating pairs: 125–134 against 127–140 µs per profile, medians 128 and ' +
   '132), and each batch has a time of its own, so its statements would be prepared anew for every batch: ' +
-  'not done. The raw profile (the whole profile as the service sent it, about 2.9 KB, published as jsonb and ' +
-  'kept for fields the mirror has no column for) and the bookkeeping columns (which `publish` and the ' +
-  'dashboard read) are what the mirror is for beyond the contract; dropping them to meet this target is a ' +
-  'product decision, not an optimisation.';
+  'not done. These rounds wrote the whole profile into each domain row (`raw_profile`, about 2.9 KB), as the ' +
+  'mirror did until migration 0010 (2026-11-28 evening), which keeps only what has no column or row ' +
+  "(`profile_extra`, `{}` for the simulator's profiles) and so drops most of that cost; the floors in the table " +
+  'at the top are after it. The bookkeeping columns (which `publish` and the dashboard read) are what the mirror ' +
+  'is for beyond the contract; dropping them to meet this target is a product decision, not an optimisation.';
 
 /**
  * What was tried against the floor under the CPU target (the plain INSERTs) and not kept: measured

@@ -155,7 +155,9 @@ export async function loadExportFile(
       // row of the same batch repeats, is checked here.
       checkSupersededRows(batch, wheres);
       try {
-        commits.write(batch.length, () => loadExportRows(ctx.mirror, batch, { syncedAt }));
+        commits.write(batch.length, () =>
+          loadExportRows(ctx.mirror, batch, { syncedAt, checkUnchanged: true }),
+        );
       } catch (error) {
         // The write names a row by its place in the batch; the file's line is what a person needs.
         batch.forEach((row, i) => checkExportRow(row, wheres[i]!));

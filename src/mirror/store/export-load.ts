@@ -44,7 +44,7 @@ export interface LoadExportRowsResult {
 export function loadExportRows(
   mirror: Mirror,
   rows: readonly ExportRowInput[],
-  options: { syncedAt: string },
+  options: { syncedAt: string; checkUnchanged?: boolean },
 ): LoadExportRowsResult {
   const profiles = rows.map((row) => row.profile);
   const listing = rows.map((row, i): ListingColumns | undefined => {
@@ -61,7 +61,11 @@ export function loadExportRows(
   // The listing columns go into the profile's own upsert (one write of a new domain's row, not an
   // insert then an UPDATE; load rates: docs/benchmarks.md "export"). An export is not the
   // GET /domains listing that sync's unlisting relies on, so last_listed_at is left alone.
-  const profilesResult = upsertProfiles(mirror, profiles, { syncedAt: options.syncedAt, listing });
+  const profilesResult = upsertProfiles(mirror, profiles, {
+    syncedAt: options.syncedAt,
+    listing,
+    ...(options.checkUnchanged ? { checkUnchanged: true } : {}),
+  });
   return { rows: rows.length, profiles: profilesResult };
 }
 

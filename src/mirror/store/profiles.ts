@@ -47,6 +47,13 @@ export interface UpsertProfilesOptions {
    * mirror whose row is held there is inserted with it, in one statement, and no longer held.
    */
   heldListing?: HeldListing;
+  /**
+   * Check also the profiles whose content is already stored (by converting them, as a changed one
+   * is, and writing nothing): for a writer that has not checked its input itself, an export's
+   * one-pass load (pipelines/export/load.ts), where the hash leaves `meta` out and so does not
+   * prove a repeated row's `meta` good.
+   */
+  checkUnchanged?: boolean;
 }
 
 /** The listing columns {@link upsertProfiles} can write along with a profile. */
@@ -423,8 +430,8 @@ export function upsertProfiles(
     // Same hash = the very content this function last wrote for the domain, in one transaction
     // with its licences, payment methods and sections (the only writer of those tables), so
     // there is nothing to compare or write.
-    // An unchanged profile is not even validated: the identical content passed validation when it
-    // was written. The changed ones are all converted (and validated) before the first write, so
+    // An unchanged profile is not even validated (unless `checkUnchanged`): the identical content
+    // passed validation when it was written. The changed ones are all converted (and validated) before the first write, so
     // a bad value throws with nothing written (and the transaction rolls back regardless).
     const changed: ProfileRows[] = [];
     const unchangedListing: Array<{ key: string; listing: ListingColumns }> = [];
@@ -433,8 +440,9 @@ export function upsertProfiles(
         const rows = profileRows(p.input, p.index, syncedAt, p.hash, p.json);
         if (p.listing !== undefined) rows.listing = p.listing;
         changed.push(rows);
-      } else if (p.listing !== undefined) {
-        unchangedListing.push({ key: p.key, listing: p.listing });
+      } else {
+        if (options.checkUnchanged) profileRows(p.input, p.index, syncedAt, p.hash, p.json);
+        if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
       }
     }
     result.domains.unchanged = all.length - changed.length;

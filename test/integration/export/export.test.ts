@@ -294,6 +294,15 @@ describe('export pipeline against the simulator', () => {
       apply: (lines, at) => [...lines.slice(0, at), withBadLicence(lines[at]!), ...lines.slice(at)],
       error: '.licenses[0].first_seen_at: invalid timestamp "yesterday"',
     },
+    // The write skips a domain whose content it already stored; its hash leaves `meta` out.
+    'a row repeating an earlier domain, its meta bad': {
+      apply: (lines, at) => [
+        ...lines.slice(0, at),
+        withField(lines[0]!, 'meta', { freshness_age_seconds: 'soon' }),
+        ...lines.slice(at),
+      ],
+      error: '.meta.freshness_age_seconds: ',
+    },
   };
   const withField = (line: string, field: string, value: unknown): string =>
     JSON.stringify({ ...(JSON.parse(line) as Record<string, unknown>), [field]: value });
