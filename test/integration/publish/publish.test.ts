@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADVISORY_LOCK_CLASS } from '../../../src/destinations/postgres/index.js';
@@ -35,6 +36,35 @@ async function syncAndPublish(ws: PublishWorkspace, publishArgs: string[] = []):
 }
 
 describe('publish to PostgreSQL', () => {
+  it('the section query in docs/destinations.md runs on a published schema and finds the domains the mirror says', async () => {
+    const ws = await publishWorkspace(pg);
+    await syncAndPublish(ws);
+    const doc = readFileSync(new URL('../../../docs/destinations.md', import.meta.url), 'utf8');
+    const start = doc.indexOf('-- domains with a NetEnt game');
+    expect(start).toBeGreaterThan(0);
+    const query = doc.slice(start, doc.indexOf(';', start) + 1);
+    const client = await pg.client();
+    let found: string[];
+    try {
+      await client.query(`SET search_path TO "${ws.schema}"`);
+      found = (await client.query<{ domain_normalized: string }>(query)).rows.map((r) => r.domain_normalized);
+    } finally {
+      await client.end();
+    }
+    const expected = queryMirror<{ domain_normalized: string; data: string }>(
+      ws.dbPath,
+      "SELECT domain_normalized, data FROM domain_sections WHERE section = 'game_providers'",
+    )
+      .filter((r) =>
+        (JSON.parse(r.data) as Array<{ normalized_name?: string }>).some(
+          (p) => p.normalized_name === 'netent',
+        ),
+      )
+      .map((r) => r.domain_normalized);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(found.sort()).toEqual(expected.sort());
+  });
+
   it('after sync + publish every published table equals the mirror row for row, with the promised types', async () => {
     const ws = await publishWorkspace(pg);
     const { runId } = await syncAndPublish(ws);
