@@ -232,21 +232,9 @@ const STORED_FIELDS = {
   operator: new Set(['name', 'legal_entity_name', 'country_of_incorporation']),
   brand: new Set(['name', 'slug']),
   meta: new Set(['freshness_age_seconds', 'served_from_cache', 'billable', 'observed_at']),
-  licenses: new Set([
-    'jurisdiction',
-    'license_number',
-    'status',
-    'source_url',
-    'first_seen_at',
-    'last_confirmed_at',
-  ]),
-  payment_methods: new Set([
-    'normalized_name',
-    'category',
-    'confidence',
-    'first_seen_at',
-    'last_confirmed_at',
-  ]),
+  // The columns of their tables, so a column added there is left out of profile_extra too.
+  licenses: new Set<string>([...LICENCES.keyColumns, ...LICENCES.comparedColumns]),
+  payment_methods: new Set<string>([...PAYMENT_METHODS.keyColumns, ...PAYMENT_METHODS.comparedColumns]),
 } as const;
 
 /**
