@@ -46,8 +46,9 @@ import { openBaselineIfFirstLoad } from '../src/mirror/store/baseline.js';
 import { buildDeferredIndexes, deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
 import { upsertDomainSummaries } from '../src/mirror/store/domains.js';
 import { HeldListing } from '../src/mirror/store/held-listing.js';
-import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profiles.js';
-import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, upsertProfiles } from '../src/mirror/store/profiles.js';
+import type { LicenceRow, PaymentMethodRow } from '../src/mirror/store/profile-fields.js';
+import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS } from '../src/mirror/store/profile-fields.js';
+import { upsertProfiles } from '../src/mirror/store/profiles.js';
 import { childRows } from '../src/mirror/store/child-history.js';
 import { compareKeys } from '../src/mirror/store/values.js';
 

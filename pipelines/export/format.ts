@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse';
 import type { ExportFormat } from '../../src/api/index.js';
-import { PROFILE_SECTIONS } from '../../src/mirror/store/profiles.js';
+import { PROFILE_SECTIONS } from '../../src/mirror/store/profile-fields.js';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import { errorCode } from '../../src/runtime/run.js';
 import { ExportError } from './errors.js';

@@ -1,4 +1,4 @@
-import { PROFILE_SECTIONS } from '../../src/mirror/store/profiles.js';
+import { PROFILE_SECTIONS } from '../../src/mirror/store/profile-fields.js';
 import { ENRICH_FILTERS, type EnrichOptions } from '../enrich/options.js';
 import type { ExportOptions } from '../export/types.js';
 import type { PublishOptions } from '../publish.js';

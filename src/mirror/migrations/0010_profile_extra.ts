@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
  * JSON. At 200,000 domains loaded from an export that was 562 of the mirror's 1,174 MiB, and a
  * larger share of what a first load writes (docs/benchmarks.md "export"). Profiles written from now
  * on set `raw_profile` to NULL and keep only the rest in `profile_extra`
- * (src/mirror/store/profiles.ts, `profileExtra`). Rows not rewritten since keep their whole
+ * (src/mirror/store/profile-fields.ts, `profileExtra`). Rows not rewritten since keep their whole
  * profile in `raw_profile` until their profile changes: rewriting every row here would make the
  * upgrade of a large mirror rewrite most of its file.
  */

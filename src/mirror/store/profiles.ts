@@ -6,7 +6,8 @@ import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { baselineOpen } from './baseline.js';
 import type { HeldListing } from './held-listing.js';
 import { childRows, keyedChildWriter } from './child-history.js';
-import type { KeyedChildTable } from './child-history.js';
+import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, profileExtra } from './profile-fields.js';
+import type { LicenceRow, PaymentMethodRow } from './profile-fields.js';
 import {
   booleanColumn,
   compareKeys,
@@ -27,9 +28,6 @@ import {
  * slower (README.md "Dependencies, and why"). Every upsert has a `WHERE <something changed>`
  * guard so that a re-run with the same data rewrites no row.
  */
-
-/** The profile sections stored as JSON in `domain_sections` (fields not described, docs/service-api.md). */
-export const PROFILE_SECTIONS = ['game_providers', 'affiliate_programs', 'geo', 'related_domains'] as const;
 
 /** Options of {@link upsertProfiles}. */
 export interface UpsertProfilesOptions {
@@ -166,43 +164,6 @@ const UPSERT_SECTION = `
     change_seq = excluded.change_seq
   WHERE data IS NOT excluded.data`;
 
-export interface LicenceRow {
-  jurisdiction: string;
-  license_number: string;
-  status: string | null;
-  source_url: string | null;
-  first_seen_at: string | null;
-  last_confirmed_at: string | null;
-}
-
-export interface PaymentMethodRow {
-  normalized_name: string;
-  category: string | null;
-  confidence: string | null;
-  first_seen_at: string | null;
-  last_confirmed_at: string | null;
-}
-
-/** Licences: keyed by jurisdiction and number; `change_log` keeps the status (as the 0001 triggers did). */
-export const LICENCES: KeyedChildTable<LicenceRow> = {
-  table: 'licenses',
-  keyColumns: ['jurisdiction', 'license_number'],
-  comparedColumns: ['status', 'source_url', 'first_seen_at', 'last_confirmed_at'],
-  timestampColumns: ['first_seen_at', 'last_confirmed_at'],
-  itemKey: (l) => `${l.jurisdiction}:${l.license_number}`,
-  loggedValue: (l) => l.status,
-};
-
-/** Payment methods: keyed by normalised name; `change_log` keeps `category/confidence` (as the 0001 triggers did). */
-export const PAYMENT_METHODS: KeyedChildTable<PaymentMethodRow> = {
-  table: 'payment_methods',
-  keyColumns: ['normalized_name'],
-  comparedColumns: ['category', 'confidence', 'first_seen_at', 'last_confirmed_at'],
-  timestampColumns: ['first_seen_at', 'last_confirmed_at'],
-  itemKey: (m) => m.normalized_name,
-  loggedValue: (m) => `${m.category ?? ''}/${m.confidence ?? ''}`,
-};
-
 interface ProfileRows {
   key: string;
   domain: unknown[];
@@ -215,74 +176,6 @@ interface ProfileRows {
   listing?: ListingColumns;
 }
 
-/** Fields of a profile stored in their own columns or rows, by object (`profileExtra` leaves them out). */
-const STORED_FIELDS = {
-  profile: new Set([
-    'domain',
-    'domain_normalized',
-    'status',
-    'last_enriched_at',
-    'operator',
-    'brand',
-    'meta',
-    'licenses',
-    'payment_methods',
-    ...PROFILE_SECTIONS,
-  ]),
-  operator: new Set(['name', 'legal_entity_name', 'country_of_incorporation']),
-  brand: new Set(['name', 'slug']),
-  meta: new Set(['freshness_age_seconds', 'served_from_cache', 'billable', 'observed_at']),
-  // The columns of their tables, so a column added there is left out of profile_extra too.
-  licenses: new Set<string>([...LICENCES.keyColumns, ...LICENCES.comparedColumns]),
-  payment_methods: new Set<string>([...PAYMENT_METHODS.keyColumns, ...PAYMENT_METHODS.comparedColumns]),
-} as const;
-
-/**
- * What of `value` the mirror has no column for: its fields not in `stored` when it is an object
- * (undefined when there are none), the value itself when it is something else but null.
- */
-function extraFields(value: unknown, stored: ReadonlySet<string>): unknown {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) return value;
-  let extra: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
-    if (!stored.has(k)) (extra ??= {})[k] = v;
-  }
-  return extra;
-}
-
-/** Whether an item of a licence or payment-method list has a field its table has no column for. */
-function listHasExtra(items: unknown, stored: ReadonlySet<string>): boolean {
-  if (!Array.isArray(items)) return false;
-  for (const item of items) {
-    if (item === null || typeof item !== 'object') continue;
-    for (const k in item) if (!stored.has(k)) return true;
-  }
-  return false;
-}
-
-/**
- * What a profile has beyond what the mirror stores in columns and rows, for `profile_extra`
- * (migration 0010): unknown top-level fields, unknown fields of `operator`, `brand` and `meta`
- * (under those names; the value whole when it is not an object), and a licence or payment-method list whole when one of its items has a
- * field its table has no column for. `{}` when there is nothing else: the usual case. Timestamps
- * are stored normalised and null and absent alike as NULL, so neither spelling is kept.
- */
-export function profileExtra(p: DomainProfileInput): Record<string, unknown> {
-  const extra: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(p)) {
-    if (!STORED_FIELDS.profile.has(k)) extra[k] = v;
-  }
-  for (const k of ['operator', 'brand', 'meta'] as const) {
-    const fields = extraFields(p[k], STORED_FIELDS[k]);
-    if (fields !== undefined) extra[k] = fields;
-  }
-  for (const k of ['licenses', 'payment_methods'] as const) {
-    if (listHasExtra(p[k], STORED_FIELDS[k])) extra[k] = p[k];
-  }
-  return extra;
-}
-
 /**
  * Change-detection hash of a profile, and the JSON of its {@link profileExtra}. The hash covers
  * the whole profile but `meta`: freshness_age_seconds and observed_at move on every fetch, and a
@@ -291,12 +184,12 @@ export function profileExtra(p: DomainProfileInput): Record<string, unknown> {
  * Plain, not key-sorted, JSON: the same service sends the same key order, a different order costs
  * one needless rewrite, and sorting measured several times slower.
  */
-function profileJsonOf(p: DomainProfileInput): { hash: string; json: string } {
+function profileJsonOf(p: DomainProfileInput): { hash: string; extraJson: string } {
   const { meta, ...rest } = p;
   void meta;
   const restJson = jsonColumn(rest) ?? '{}';
   const hash = createHash('sha1').update(restJson).digest('base64');
-  return { hash, json: jsonColumn(profileExtra(p)) ?? '{}' };
+  return { hash, extraJson: jsonColumn(profileExtra(p)) ?? '{}' };
 }
 
 function profileRows(
@@ -304,7 +197,7 @@ function profileRows(
   index: number,
   syncedAt: string,
   profileHash: string,
-  profileJson: string,
+  extraJson: string,
 ): ProfileRows {
   const key = keyColumn(p.domain_normalized, `profiles[${index}].domain_normalized`);
   const where = `profiles[${index}] (${key})`;
@@ -325,7 +218,7 @@ function profileRows(
     booleanColumn(meta.served_from_cache, `${where}.meta.served_from_cache`),
     booleanColumn(meta.billable, `${where}.meta.billable`),
     timestampColumn(meta.observed_at, `${where}.meta.observed_at`),
-    profileJson,
+    extraJson,
     profileHash,
     syncedAt,
     syncedAt,
@@ -372,7 +265,7 @@ export function upsertProfiles(
       index: number;
       key: string;
       hash: string;
-      json: string;
+      extraJson: string;
       listing: ListingColumns | undefined;
     }
   >();
@@ -425,11 +318,11 @@ export function upsertProfiles(
     const unchangedListing: Array<{ key: string; listing: ListingColumns }> = [];
     for (const p of all) {
       if (storedHash.get(p.key) !== p.hash) {
-        const rows = profileRows(p.input, p.index, syncedAt, p.hash, p.json);
+        const rows = profileRows(p.input, p.index, syncedAt, p.hash, p.extraJson);
         if (p.listing !== undefined) rows.listing = p.listing;
         changed.push(rows);
       } else {
-        if (options.checkUnchanged) profileRows(p.input, p.index, syncedAt, p.hash, p.json);
+        if (options.checkUnchanged) profileRows(p.input, p.index, syncedAt, p.hash, p.extraJson);
         if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
       }
     }
