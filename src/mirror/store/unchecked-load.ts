@@ -27,14 +27,6 @@ export interface UndoneLoad {
   domains: number;
 }
 
-/** Whether the mirror holds no domain: an export's load into it can read its file once. */
-export function mirrorHasNoDomains(mirror: Mirror): boolean {
-  const row = cachedStatement(mirror, 'SELECT NOT EXISTS (SELECT 1 FROM domains) AS empty').get() as {
-    empty: number;
-  };
-  return row.empty === 1;
-}
-
 /**
  * Records that the load of export `exportId` starts writing rows it has not checked whole, from
  * the next change sequence value on. Committed at once.
