@@ -1,5 +1,6 @@
 import { cachedStatement, indexedBy } from '../database.js';
 import type { Mirror } from '../database.js';
+import type { LicenceRow, PaymentMethodRow } from './profile-fields.js';
 
 /*
  * Reads of the dashboard's Domains pages (docs/ui.md). The search pages through domains in name
@@ -127,25 +128,10 @@ export interface DomainDetailRow {
 }
 
 /** A licence of a domain, current or removed. */
-export interface DomainLicenceRow {
-  jurisdiction: string;
-  license_number: string;
-  status: string | null;
-  source_url: string | null;
-  first_seen_at: string | null;
-  last_confirmed_at: string | null;
-  removed_at: string | null;
-}
+export type DomainLicenceRow = LicenceRow & { removed_at: string | null };
 
 /** A payment method of a domain, current or removed. */
-export interface DomainPaymentMethodRow {
-  normalized_name: string;
-  category: string | null;
-  confidence: string | null;
-  first_seen_at: string | null;
-  last_confirmed_at: string | null;
-  removed_at: string | null;
-}
+export type DomainPaymentMethodRow = PaymentMethodRow & { removed_at: string | null };
 
 /** An enrichment run of a domain. */
 export interface DomainEnrichmentRunRow {
