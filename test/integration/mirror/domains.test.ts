@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { classifySummaries, markUnlisted, upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
@@ -81,6 +82,33 @@ describe('upsertProfiles', () => {
       // A list is kept whole when an item has a field its table has no column for.
       licenses: JSON.parse(JSON.stringify(odd.licenses)),
     });
+  });
+
+  it('stores as profile_hash the SHA-1 of the JSON of the profile without meta, as mirrors made before hold it', async () => {
+    const mirror = await tempMirror();
+    // Unknown fields before and after the sections, an integer-like key (JSON puts those first),
+    // and a field whose value JSON leaves out.
+    const p = {
+      zeta: 1,
+      ...profile('a.example'),
+      '7': 'seven',
+      game_providers: [{ name: 'Ünïcode "quoted"' }],
+      unknown_object: { nested: [1, null, true] },
+      dropped: undefined,
+    } as DomainProfileInput;
+    upsertProfiles(mirror, [p], { syncedAt: T1 });
+    const { meta, ...rest } = p;
+    void meta;
+    const expected = createHash('sha1').update(JSON.stringify(rest)).digest('base64');
+    const { sqlite } = mirrorInternals(mirror);
+    const stored = sqlite.prepare('SELECT profile_hash FROM domains WHERE domain_normalized = ?').get('a.example') as {
+      profile_hash: string;
+    };
+    expect(stored.profile_hash).toBe(expected);
+    const section = sqlite
+      .prepare("SELECT data FROM domain_sections WHERE domain_normalized = ? AND section = 'game_providers'")
+      .get('a.example') as { data: string };
+    expect(JSON.parse(section.data)).toEqual([{ name: 'Ünïcode "quoted"' }]);
   });
 
   it('only meta changed: no row rewritten', async () => {
