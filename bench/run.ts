@@ -600,6 +600,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
           markdownTable(['thread', 'part', 'µs per profile'], SYNC_PROFILE.table),
           SYNC_PROFILE.reading,
           SYNC_GC_NOTE,
+          SYNC_CPU_NOTE_LATE,
         );
         return notes;
       },
@@ -1278,6 +1279,41 @@ const SYNC_GC_NOTE =
   'against 251–264; a heap growing factor of 2 or 3 instead of 1.6 ' +
   '(2026-11-27, alternating runs of 40,000 domains on loopback) made no difference beyond the spread in ' +
   'CPU per profile or rate, and raised the mean peak RSS at 40,000 domains from 249 MB to 265 and 290 MB.';
+
+/**
+ * What was measured on 2026-11-28 late (from 22:50Z) against the CPU target, by hand with
+ * bench/sync-child.ts and bench/bare-undici-loop.ts (100,000 domains on loopback, concurrency 8).
+ */
+const SYNC_CPU_NOTE_LATE =
+  'Measured again late on 2026-11-28 (from 22:50Z; full syncs of 100,000 domains on loopback, ' +
+  'concurrency 8, by hand, alternating runs). Under `--trace-gc-nvp` the main thread ran 354 scavenges ' +
+  '(1,288 ms of pauses) that promoted 528 MB to the old generation, 5.3 KB per profile, and the writer ' +
+  'thread 291 (443 ms) promoting 229 MB. Two changes to what lives on the main thread were tried: each ' +
+  'profile read as bytes and handed to the writer as a transferred ArrayBuffer instead of a string, with ' +
+  "the writer's call no longer keeping the batch alive until the writer answered: main thread 283 " +
+  'scavenges (1,013 ms), 331 MB promoted; writer 43 MB. Batches of 50 profiles instead of 1,000: the ' +
+  "writer's promotion fell to 17 MB, the main thread's stayed at 523 MB. Neither moved the CPU per profile " +
+  'beyond the spread (bytes: 324 and 302 µs against 301 and 333; batches of 100: 330 and 322 against 323 ' +
+  'and 331), so neither was kept. The rest of what the main thread promotes is what the bare undici loop ' +
+  "promotes too: run with the CLI's 8 MB young generation it ran 350 scavenges that promoted 632 MB " +
+  '(830 ms), at 70 µs of CPU per profile. With the profile writes discarded (the writer thread still ' +
+  'writing the listing) the sync took 105 µs per profile (main thread 69, writer 24, other threads 12). ' +
+  "A heap growing factor of 2.5 instead of 1.6 took the other threads (V8's garbage-collection helpers) " +
+  'from 40–42 to 27–32 µs per profile but peak RSS from 255–256 to 271–286 MB, and the CPU per profile ' +
+  'stayed within the spread (275–306 µs in four runs against 282–299 in two); a 32 MB young generation, ' +
+  '307 and 320 against 299 and 302 µs at 343–346 MB. By `/usr/bin/time` a full sync used 18.2 s of user ' +
+  'and 4.4 s of system CPU, the bare undici loop 3.9 and 1.0 s: about 34 µs per profile of the difference ' +
+  "is the kernel's. `strace -c` of a full sync of 20,000 domains counted 36,230 `pwrite64` and 20,257 " +
+  "`pread64` calls of 8 KiB pages (the WAL, its checkpoints, and pages read back into the writer's 16 MB " +
+  'page cache), beside 21,528 socket writes and 23,664 socket reads. A CPU profile of that evening (100,000 ' +
+  "domains, sampled wall time per profile): the writer's statements 94 µs (licences and payment methods " +
+  '47, domain and sections 47), its commits and checkpoints 24, parsing 14, the JSON of the profile for its hash and of its sections ' +
+  "11, its garbage collection 9; the main thread's garbage collection 24 µs (the bare loop's 3), " +
+  "the index builds at the end 12, undici's socket writes 22 (the bare loop's 15). Building the hash's JSON " +
+  "from the sections' own JSON, so that each section is stringified once, measured no gain (medians of " +
+  '9.8 µs per profile as it is and 10.1 µs so, five rounds each on 20,000 profiles): not kept. In these ' +
+  'runs the sync took 282–338 µs of CPU per profile and the bare undici loop 81–88: the 2.5× target ' +
+  "needs about a third of the sync's CPU gone, and none of this finds it.";
 
 async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
   if (!existsSync(join(import.meta.dirname, `${file}.js`))) return undefined;
