@@ -101,7 +101,9 @@ describe('upsertProfiles', () => {
     void meta;
     const expected = createHash('sha1').update(JSON.stringify(rest)).digest('base64');
     const { sqlite } = mirrorInternals(mirror);
-    const stored = sqlite.prepare('SELECT profile_hash FROM domains WHERE domain_normalized = ?').get('a.example') as {
+    const stored = sqlite
+      .prepare('SELECT profile_hash FROM domains WHERE domain_normalized = ?')
+      .get('a.example') as {
       profile_hash: string;
     };
     expect(stored.profile_hash).toBe(expected);
