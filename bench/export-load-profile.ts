@@ -1,10 +1,11 @@
 /**
- * Where an export's load spends its time: groups a V8 CPU profile of the export bench's pipeline
+ * Where an export's load spends its time: groups a V8 CPU profile of the export bench's load
  * child (`EXPORT_BENCH_CPU_PROF=DIR node dist/bench/export.js 200000 json`) by what the code does,
  * for the table in docs/benchmarks.md "export" (LOAD_PROFILE in bench/export-report.ts).
  *
  * Only the load is counted: the samples from the first to the last one with `loadExportFile` (or
- * the build of the indexes set aside, which runs after an await) on the stack (the download before it is left out; garbage collection in between is counted).
+ * the build of the indexes set aside, which runs after an await) on the stack (the run's start-up
+ * before it is left out; garbage collection in between is counted).
  * Each sample goes to the innermost frame of our own code above it (a better-sqlite3 statement is
  * a native call, so SQLite's time is the self time of the store function that runs it), grouped by
  * that code's file and function.

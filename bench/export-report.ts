@@ -30,7 +30,7 @@ export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure,
 
 /**
  * Where the NDJSON load's time goes: a CPU profile (`EXPORT_BENCH_CPU_PROF=DIR node
- * dist/bench/export.js 200000 json`) of the pipeline child, self time grouped by what the code
+ * dist/bench/export.js 200000 json`) of the load child, self time grouped by what the code
  * does (`node dist/bench/export-load-profile.js DIR/*.cpuprofile`). Measured separately from the
  * timed run (profiling slows it), so kept here as text with its date; re-measure after changing
  * the load.

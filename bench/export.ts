@@ -18,7 +18,7 @@
  *   the ratio is against the mean of its two rates, so that the machine (shared) getting faster or
  *   slower during a format weighs on both sides alike.
  * - The ceiling child is the loader a user would write by hand instead, on plain `node` (Node's own
- *   heap settings, where the pipeline child has the `domain-sync` bin's): it reads the same file,
+ *   heap settings, where the download and load children have the `domain-sync` bin's): it reads the same file,
  *   parses it (JSON.parse per line, or the loader's own CSV reader, `readCsvRecords`, plus
  *   JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
  *   columns the product's contract names and their keys: contract-tables.ts), runs one prepared
@@ -119,7 +119,7 @@ interface CeilingChildResult {
 
 /**
  * Runs the export benchmark: starts a simulator with `rows` domains (no quota), then per format
- * a pipeline child and a ceiling child. Temporary files are removed afterwards.
+ * a download child, the ceiling, a load child and the ceiling again. Temporary files are removed afterwards.
  */
 export async function runExportBench(options: ExportBenchOptions = {}): Promise<ExportBenchResult> {
   const rows = options.rows ?? 1_000_000;
