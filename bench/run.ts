@@ -1305,7 +1305,9 @@ const SYNC_CPU_NOTE_LATE =
   'and 4.4 s of system CPU, the bare undici loop 3.9 and 1.0 s: about 34 µs per profile of the difference ' +
   "is the kernel's. `strace -c` of a full sync of 20,000 domains counted 36,230 `pwrite64` and 20,257 " +
   "`pread64` calls of 8 KiB pages (the WAL, its checkpoints, and pages read back into the writer's 16 MB " +
-  'page cache), beside 21,528 socket writes and 23,664 socket reads. A CPU profile of that evening (100,000 ' +
+  'page cache), beside 21,528 socket writes and 23,664 socket reads. A 64 MB page cache for the writer ' +
+  'instead of 16 MB made no difference beyond the spread (296–308 against 280–301 µs per profile, three ' +
+  'alternating pairs, 2026-11-29T01:18Z) and raised peak RSS from 252–259 to 313–315 MB. A CPU profile of that evening (100,000 ' +
   "domains, sampled wall time per profile): the writer's statements 94 µs (licences and payment methods " +
   '47, domain and sections 47), its commits and checkpoints 24, parsing 14, the JSON of the profile for its hash and of its sections ' +
   "11, its garbage collection 9; the main thread's garbage collection 24 µs (the bare loop's 3), " +
