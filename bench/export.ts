@@ -18,9 +18,9 @@
  *   the ratio is against the mean of its two rates, so that the machine (shared) getting faster or
  *   slower during a format weighs on both sides alike.
  * - The ceiling child is the loader a user would write by hand instead, on plain `node` (Node's own
- *   heap settings, where the download and load children have the `domain-sync` bin's): it reads the same file,
- *   parses it (JSON.parse per line, or the loader's own CSV reader, `readCsvRecords`, plus
- *   JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
+ *   heap settings, where the download and load children have the `domain-sync` bin's): it reads
+ *   the same file, parses it (JSON.parse per line, or the loader's own CSV reader,
+ *   `readCsvRecords`, plus JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
  *   columns the product's contract names and their keys: contract-tables.ts), runs one prepared
  *   `INSERT … ON CONFLICT DO UPDATE` per domain, per licence and per payment method, in 2,000-row
  *   transactions. Until 2026-11-28 it wrote into the mirror's own schema (our migrations' tables
@@ -138,17 +138,11 @@ export async function runExportBench(options: ExportBenchOptions = {}): Promise<
           sim.apiKey,
         ])) as DownloadChildResult;
         if (download.error) throw new Error(`export bench (${format}) download: ${download.error}`);
-        const ceilingArgs = (run: number): string[] => [
-          '--ceiling',
-          dir,
-          format,
-          download.filePath,
-          String(run),
-        ];
-        const before = (await runChild(ceilingArgs(1))) as CeilingChildResult;
+        const ceilingArgs = ['--ceiling', dir, format, download.filePath];
+        const before = (await runChild(ceilingArgs)) as CeilingChildResult;
         const load = (await runChild(['--load', dir, format, sim.baseUrl, sim.apiKey])) as LoadChildResult;
         if (load.error) throw new Error(`export bench (${format}) load: ${load.error}`);
-        const after = (await runChild(ceilingArgs(2))) as CeilingChildResult;
+        const after = (await runChild(ceilingArgs)) as CeilingChildResult;
         const loadRowsPerSecond = load.rowsLoaded / load.loadSeconds;
         const ceilingRuns: [number, number] = [before.rows / before.seconds, after.rows / after.seconds];
         const ceilingRowsPerSecond = (ceilingRuns[0] + ceilingRuns[1]) / 2;
@@ -304,14 +298,10 @@ function listOf(value: unknown): Item[] {
  * The ceiling child: parse the same file and upsert each domain, licence and payment method with
  * one bare prepared statement each, into the contract's tables (contract-tables.ts).
  */
-async function ceilingChild(
-  dir: string,
-  format: 'json' | 'csv',
-  filePath: string,
-  run: string,
-): Promise<void> {
-  // A file of its own per run: each run inserts every row, none finds its rows there already.
-  const dbPath = join(dir, `ceiling-${run}.sqlite`);
+async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: string): Promise<void> {
+  const dbPath = join(dir, 'ceiling.sqlite');
+  // A fresh file for each run (the ceiling runs twice per format): every run inserts every row.
+  for (const suffix of ['', '-wal', '-shm']) await rm(`${dbPath}${suffix}`, { force: true });
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -419,7 +409,6 @@ async function ceilingChild(
   const seconds = (performance.now() - t) / 1000;
   const written = (db.prepare('SELECT count(*) AS n FROM domains').get() as { n: number }).n;
   db.close();
-  for (const suffix of ['', '-wal', '-shm']) await rm(`${dbPath}${suffix}`, { force: true });
   // The file's domains are distinct: a loader that wrote fewer rows than it read measured nothing.
   if (written !== rows) throw new Error(`export ceiling: ${written} domains written of ${rows} rows read`);
   const result: CeilingChildResult = { seconds, rows, peakRssMb: ownPeakRssMb() };
@@ -432,7 +421,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const [flag, a, b, c, d] = process.argv.slice(2);
   if (flag === '--download' || flag === '--load')
     await pipelineChild(flag === '--download' ? 'download' : 'load', a!, b as 'json' | 'csv', c!, d!);
-  else if (flag === '--ceiling') await ceilingChild(a!, b as 'json' | 'csv', c!, d!);
+  else if (flag === '--ceiling') await ceilingChild(a!, b as 'json' | 'csv', c!);
   else {
     const rows = flag === undefined ? undefined : Number(flag);
     const formats = a === undefined ? undefined : (a.split(',') as Array<'json' | 'csv'>);

@@ -1294,8 +1294,8 @@ const SYNC_CPU_NOTE_LATE =
   'scavenges (1,013 ms), 331 MB promoted; writer 43 MB. Batches of 50 profiles instead of 1,000: the ' +
   "writer's promotion fell to 17 MB, the main thread's stayed at 523 MB. Neither moved the CPU per profile " +
   'beyond the spread (bytes: 324 and 302 µs against 301 and 333; batches of 100: 330 and 322 against 323 ' +
-  'and 331), so neither was kept. The rest of what the main thread promotes is what the bare undici loop ' +
-  "promotes too: run with the CLI's 8 MB young generation it ran 350 scavenges that promoted 632 MB " +
+  "and 331), so neither was kept. The bare undici loop promotes more still: run with the CLI's 8 MB young " +
+  'generation it ran 350 scavenges that promoted 632 MB ' +
   '(830 ms), at 70 µs of CPU per profile. With the profile writes discarded (the writer thread still ' +
   'writing the listing) the sync took 105 µs per profile (main thread 69, writer 24, other threads 12). ' +
   "A heap growing factor of 2.5 instead of 1.6 took the other threads (V8's garbage-collection helpers) " +
@@ -1304,8 +1304,8 @@ const SYNC_CPU_NOTE_LATE =
   '307 and 320 against 299 and 302 µs at 343–346 MB. By `/usr/bin/time` a full sync used 18.2 s of user ' +
   'and 4.4 s of system CPU, the bare undici loop 3.9 and 1.0 s: about 34 µs per profile of the difference ' +
   "is the kernel's. `strace -c` of a full sync of 20,000 domains counted 36,230 `pwrite64` and 20,257 " +
-  "`pread64` calls of 8 KiB pages (the WAL, its checkpoints, and pages read back into the writer's 16 MB " +
-  'page cache), beside 21,528 socket writes and 23,664 socket reads. A 64 MB page cache for the writer ' +
+  "`pread64` calls, SQLite's reads and writes of the mirror and its WAL (the sockets use `write` and " +
+  '`read`: 21,528 and 23,664 calls). A 64 MB page cache for the writer ' +
   'instead of 16 MB made no difference beyond the spread (296–308 against 280–301 µs per profile, three ' +
   'alternating pairs, 2026-11-29T01:18Z) and raised peak RSS from 252–259 to 313–315 MB. A CPU profile of that evening (100,000 ' +
   "domains, sampled wall time per profile): the writer's statements 94 µs (licences and payment methods " +

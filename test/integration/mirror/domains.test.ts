@@ -87,7 +87,8 @@ describe('upsertProfiles', () => {
   it('stores as profile_hash the SHA-1 of the JSON of the profile without meta, as mirrors made before hold it', async () => {
     const mirror = await tempMirror();
     // Unknown fields before and after the sections, an integer-like key (JSON puts those first),
-    // and a field whose value JSON leaves out.
+    // non-ASCII text and a field whose value JSON leaves out: the hash's text is exactly
+    // JSON.stringify's, whatever the profile holds.
     const p = {
       zeta: 1,
       ...profile('a.example'),
@@ -100,17 +101,19 @@ describe('upsertProfiles', () => {
     const { meta, ...rest } = p;
     void meta;
     const expected = createHash('sha1').update(JSON.stringify(rest)).digest('base64');
-    const { sqlite } = mirrorInternals(mirror);
-    const stored = sqlite
-      .prepare('SELECT profile_hash FROM domains WHERE domain_normalized = ?')
-      .get('a.example') as {
-      profile_hash: string;
-    };
+    const stored = await mirror.db
+      .selectFrom('domains')
+      .select('profile_hash')
+      .where('domain_normalized', '=', 'a.example')
+      .executeTakeFirstOrThrow();
     expect(stored.profile_hash).toBe(expected);
-    const section = sqlite
-      .prepare("SELECT data FROM domain_sections WHERE domain_normalized = ? AND section = 'game_providers'")
-      .get('a.example') as { data: string };
-    expect(JSON.parse(section.data)).toEqual([{ name: 'Ünïcode "quoted"' }]);
+    const section = await mirror.db
+      .selectFrom('domain_sections')
+      .select('data')
+      .where('domain_normalized', '=', 'a.example')
+      .where('section', '=', 'game_providers')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(section.data!)).toEqual([{ name: 'Ünïcode "quoted"' }]);
   });
 
   it('only meta changed: no row rewritten', async () => {
