@@ -18,3 +18,7 @@ export function markdownTable(header: readonly string[], rows: ReadonlyArray<rea
   const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
   return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
 }
+
+/** `n` rounded to `digits` decimals, as text; anything not a number as it is. */
+export const fmt = (n: unknown, digits = 2): string =>
+  typeof n === 'number' ? String(Math.round(n * 10 ** digits) / 10 ** digits) : String(n);

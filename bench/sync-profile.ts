@@ -2,7 +2,7 @@
  * Where a sync spends its CPU: groups the V8 CPU profiles of one sync child (its main thread and
  * its mirror writer thread: `BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=DIR"` on a sync child of
  * bench/sync.ts) by what the code does, per profile fetched, for the table in docs/benchmarks.md
- * "sync" (SYNC_PROFILE in bench/run.ts).
+ * "sync" (SYNC_PROFILE in bench/sync-report.ts).
  *
  * Each sample goes to a group by its innermost frame, and for a call into better-sqlite3 (a native
  * call, so SQLite's own time is the self time of the store function that runs it) by the store
