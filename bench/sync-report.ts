@@ -511,6 +511,7 @@ export function syncNotes(r: SyncBenchResult): string[] {
     SYNC_PROFILE.reading,
     SYNC_GC_NOTE,
     SYNC_CPU_NOTE_LATE,
+    SYNC_KEY_ORDER_NOTE,
   );
   return notes;
 }
@@ -1070,3 +1071,37 @@ const SYNC_CPU_NOTE_LATE =
   '9.8 µs per profile as it is and 10.1 µs so, five rounds each on 20,000 profiles): not kept. In these ' +
   'runs the sync took 282–338 µs of CPU per profile and the bare undici loop 81–88: the 2.5× target ' +
   "needs about a third of the sync's CPU gone, and none of this finds it.";
+
+/**
+ * Measured by hand on 2026-11-29 (after SYNC_CPU_NOTE_LATE): the schema and write-order levers
+ * on the writer's SQLite time, and two more on the threads' garbage collection.
+ */
+const SYNC_KEY_ORDER_NOTE =
+  'Measured on 2026-11-29 from 01:50Z (AMD EPYC, 2 cores, by hand, alternating runs). The order of ' +
+  "the writes is the one lever on the writer's SQLite time found so far. The same profiles written " +
+  'by bench/sync-writer-floor.ts in domain order instead of listing order: at 50,000 profiles (three ' +
+  "rounds) the sync's store functions took 100–123 against 122–144 µs per profile, plain INSERTs 54–72 " +
+  'against 87–100; at 200,000 (two rounds) 109 and 125 against 147 and 174, plain INSERTs 69 and 76 ' +
+  'against 97 and 103. The gain grows with the mirror: the primary keys, which stay during a load, ' +
+  'take domains in listing order, so each insert lands on a page of its own. A sync cannot write in ' +
+  'that order while it fetches as it lists. A prototype first sync that listed every page before ' +
+  'fetching, then fetched every profile in key order through the due-profile path ' +
+  '(src/mirror/store/profiles-due.ts), used 267 and 237 µs per profile against 295 and 266 at 50,000 ' +
+  'domains on loopback (writer thread 122 and 107 against 138 and 123), and 282 and 313 against 300 ' +
+  'and 313 at 200,000, where the listing rows themselves are still written in listing order. With ' +
+  'the service 10 ms away at concurrency 32 (100,000 domains) it made 2,086 and 2,082 profiles/s ' +
+  'against 2,248 and 2,211, the bare undici loop 2,281 and 2,305: about 0.91 against 0.97 of it, ' +
+  'because nothing is fetched while it lists. It was not kept. To pay, it would need the ' +
+  'listing pages fetched several at a time, and the listing rows written in key order as well. ' +
+  'Tried the same day and not kept: the licence, payment-method and section tables WITHOUT ROWID ' +
+  '(one B-tree per table instead of the table and its key index; store functions alone, 50,000 ' +
+  'profiles, three rounds): 126–146 against 99–139 µs per profile, and with the section table left ' +
+  'as it is, 126–136 against 112–137; batches of 4,000 profiles, each written in one sorted pass, ' +
+  'instead of 1,000: 273–306 against 294–311 µs per profile (full syncs of 50,000 domains, three ' +
+  'rounds), and of 8,000 with a commit every 8,000: 266–296; `--single-threaded-gc`: 255–302 against ' +
+  "265–295, the V8 helper threads' 44–48 µs per profile moving to the main and writer threads. Under " +
+  '`--trace-gc`, a full sync of 50,000 domains paused its main thread for 182 scavenges (671 ms), the ' +
+  'bare undici loop with the same 8 MB young generation for 180 (604 ms): the main thread collects ' +
+  'about as much as the bare loop does. The writer thread ran 153 (232 ms). In these runs the bare ' +
+  'undici loop took 74–89 µs of CPU per profile, the sync 260–324, and the sync with its profile ' +
+  'writes discarded 149–159.';
