@@ -1,11 +1,13 @@
 import { openBaselineIfFirstLoad } from '../src/mirror/store/baseline.js';
 import { deferIndexesForBulkLoad } from '../src/mirror/store/deferred-indexes.js';
+import type { BulkLoadOptions } from '../src/mirror/store/deferred-indexes.js';
 import type { PipelineRun } from '../src/runtime/run.js';
 
 /** What {@link prepareFirstLoad} set up, as the stats of a sync and of an export report it. */
 export interface FirstLoad {
   /**
-   * Indexes set aside while the run made the mirror's first load and built after its rows
+   * Indexes set aside while the run made the mirror's first load, or a load that brings at least
+   * as many new domains as the mirror held, and built after its rows
    * (src/mirror/store/deferred-indexes.ts); 0 for any other load.
    */
   indexesDeferred: number;
@@ -30,20 +32,24 @@ export interface FirstLoad {
  *   `added` change_log rows. It stays open until the caller finishes it (finishBaseline) at the
  *   end of a load that ran through.
  * Both do nothing to a mirror a sync or an export's load filled before, except that a baseline an
- * earlier run left open stays open. Logs what it did; `what` names the load in those lines
- * ("sync", "export load").
+ * earlier run left open stays open, and that the indexes are set aside as well when `newDomains`
+ * (the domains the load brings that the mirror does not hold, when the caller counted them) is at
+ * least the number of domains the mirror holds. Logs what it did; `what` names the load in those
+ * lines ("sync", "export load").
  */
 export function prepareFirstLoad(
   run: Pick<PipelineRun, 'id' | 'startedAt' | 'ctx'>,
   what: string,
+  options: BulkLoadOptions = {},
 ): FirstLoad {
   const { mirror, logger } = run.ctx;
-  const indexesDeferred = deferIndexesForBulkLoad(mirror, run.startedAt).length;
+  const indexesDeferred = deferIndexesForBulkLoad(mirror, run.startedAt, options).length;
   if (indexesDeferred > 0)
     logger.info(
-      "mirror's first load: indexes of licences, payment methods, change_log and domains are built after it",
+      `bulk load: indexes of licences, payment methods, change_log and domains are built after this ${what}`,
       {
         indexes: indexesDeferred,
+        ...(options.newDomains === undefined ? {} : { newDomains: options.newDomains }),
       },
     );
   const baseline = openBaselineIfFirstLoad(mirror, run.startedAt, run.id);

@@ -11,7 +11,7 @@ import {
 } from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';
 import { finishBaseline } from '../../src/mirror/store/baseline.js';
-import { mirrorHasDomains } from '../../src/mirror/store/domains.js';
+import { countDomainsNotInMirror, mirrorHasDomains } from '../../src/mirror/store/domains.js';
 import {
   beginUncheckedLoad,
   finishUncheckedLoad,
@@ -108,18 +108,25 @@ export async function loadExportFile(
   // An empty mirror can be loaded in one read of the file (src/mirror/store/unchecked-load.ts).
   stats.onePass = !mirrorHasDomains(ctx.mirror);
   let rows = 0;
+  /** Rows of domains the mirror does not hold yet (pass 1 only): a large count sets indexes aside. */
+  let newDomains = 0;
   if (!stats.onePass) {
     try {
       const validateTask = ctx.progress.task(`validate export ${record.id}`, record.total_rows ?? 0, 'rows');
+      let keys: string[] = [];
       for await (const { row, where } of readExportRows(path, format, { unknownColumns: unknown })) {
         checkExportRow(row, where);
+        keys.push(row.profile.domain_normalized);
         rows += 1;
         if ((rows & 1023) === 0) {
+          newDomains += countDomainsNotInMirror(ctx.mirror, keys);
+          keys = [];
           validateTask.increment(1024);
           scope.progressLog('export validation progress', { exportId: record.id, rows });
           if (ctx.signal.aborted) throw new AbortedError();
         }
       }
+      newDomains += countDomainsNotInMirror(ctx.mirror, keys);
       validateTask.done();
       if (rows === 0 && (record.total_rows ?? 0) > 0) throw noRows();
       stats.rowsValidated = rows;
@@ -147,7 +154,14 @@ export async function loadExportFile(
       // A file with no rows loads nothing: it leaves the mirror's first load to the run that
       // brings the catalogue.
       started = true;
-      Object.assign(stats, prepareFirstLoad({ id: scope.runId, startedAt: syncedAt, ctx }, 'export load'));
+      Object.assign(
+        stats,
+        prepareFirstLoad(
+          { id: scope.runId, startedAt: syncedAt, ctx },
+          'export load',
+          stats.onePass ? {} : { newDomains },
+        ),
+      );
       if (stats.onePass) beginUncheckedLoad(ctx.mirror, record.id, syncedAt);
     }
     if (stats.onePass) {

@@ -7,7 +7,8 @@ import { mirrorHasDomains } from './domains.js';
 
 /*
  * Indexes set aside while a first load (a sync, or an export's load: pipelines/first-load.ts)
- * fills a mirror the catalogue was never loaded into (migration 0006).
+ * fills a mirror the catalogue was never loaded into (migration 0006), or while an export's load
+ * brings at least as many new domains as the mirror holds ({@link isBulkLoad}).
  *
  * Each row a sync writes goes into its table and into every index of that table, and on a large
  * mirror most of those index inserts land on pages that are not in the cache. Into an empty
@@ -84,17 +85,43 @@ function isFirstLoad(mirror: Mirror): boolean {
   return readBaseline(mirror) === undefined || !mirrorHasDomains(mirror);
 }
 
+/** Options of {@link deferIndexesForBulkLoad}. */
+export interface BulkLoadOptions {
+  /**
+   * Domains the load brings that the mirror does not hold yet, when the caller knows (an export's
+   * load into a mirror that has domains counts them while it checks the file). A load that brings
+   * at least as many as the mirror holds has its indexes set aside as well: see {@link isBulkLoad}.
+   */
+  newDomains?: number;
+}
+
 /**
- * Before a mirror's first load ({@link isFirstLoad}), drops the secondary indexes of
+ * Whether a load into a mirror that holds domains is large enough to set the indexes aside: it
+ * brings at least as many new domains as the mirror holds, so at least half of each index's
+ * entries after it are the load's. Building an index from a sorted pass over its table costs a
+ * fraction of inserting the same entries one by one in no order (the first-load figures above),
+ * so rebuilding the mirror's own entries along with the load's is the cheaper way. An export of
+ * the catalogue loaded into a mirror that a filtered sync filled is such a load. An export of
+ * domains the mirror already holds is not, and keeps its indexes.
+ */
+function isBulkLoad(mirror: Mirror, options: BulkLoadOptions): boolean {
+  if (options.newDomains === undefined || options.newDomains <= 0) return false;
+  const { n } = cachedStatement(mirror, 'SELECT count(*) AS n FROM domains').get() as { n: number };
+  return options.newDomains >= n;
+}
+
+/**
+ * Before a mirror's first load ({@link isFirstLoad}), or a load that brings at least as many new
+ * domains as the mirror holds ({@link isBulkLoad}), drops the secondary indexes of
  * {@link BULK_LOADED_TABLES} and the indexes {@link DEFERRED_DOMAIN_INDEXES} and records their
  * definitions, in one transaction; returns their names (none for any other load, or when the
  * indexes are already set aside). The caller must hold the mirror lock and build them again with
  * {@link buildDeferredIndexes} once the load is written.
  */
-export function deferIndexesForBulkLoad(mirror: Mirror, at: string): string[] {
+export function deferIndexesForBulkLoad(mirror: Mirror, at: string, options: BulkLoadOptions = {}): string[] {
   const { sqlite } = mirrorInternals(mirror);
   return inImmediateTransaction(mirror, () => {
-    if (!isFirstLoad(mirror)) return [];
+    if (!isFirstLoad(mirror) && !isBulkLoad(mirror, options)) return [];
     const tables = BULK_LOADED_TABLES.map(() => '?').join(', ');
     const domainIndexes = DEFERRED_DOMAIN_INDEXES.map(() => '?').join(', ');
     const indexes = (

@@ -20,6 +20,20 @@ export function mirrorHasDomains(mirror: Mirror): boolean {
   return row.found === 1;
 }
 
+/**
+ * How many of `keys` (domain_normalized values; a key given twice counts twice) the mirror holds
+ * no row for. Pass them a few hundred to a few thousand at a time.
+ */
+export function countDomainsNotInMirror(mirror: Mirror, keys: readonly string[]): number {
+  if (keys.length === 0) return 0;
+  const row = cachedStatement(
+    mirror,
+    `SELECT count(*) AS n FROM json_each(?) AS k
+     WHERE NOT EXISTS (SELECT 1 FROM domains WHERE domain_normalized = k.value)`,
+  ).get(JSON.stringify(keys)) as { n: number };
+  return row.n;
+}
+
 /** Options of {@link upsertDomainSummaries}. */
 export interface UpsertSummariesOptions {
   /** When this listing was read (any ISO 8601 spelling); becomes `last_listed_at`. */

@@ -9,7 +9,7 @@ import {
   deferredIndexNames,
 } from '../../../src/mirror/store/deferred-indexes.js';
 import { openBaselineIfFirstLoad } from '../../../src/mirror/store/baseline.js';
-import { upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
+import { countDomainsNotInMirror, upsertDomainSummaries } from '../../../src/mirror/store/domains.js';
 import { markExportLoaded, upsertExport } from '../../../src/mirror/store/exports.js';
 import { upsertProfiles } from '../../../src/mirror/store/profiles.js';
 import { listProfilesDue } from '../../../src/mirror/store/profiles-due.js';
@@ -128,6 +128,34 @@ describe('indexes set aside for a first load', () => {
       expect(indexes(mirror)).toEqual(before);
       expect(deferredIndexNames(mirror)).toEqual([]);
     }
+  });
+
+  it('sets them aside in a loaded mirror when the load brings at least as many new domains as it holds', async () => {
+    const mirror = await tempMirror();
+    upsertDomainSummaries(mirror, [{ domain_normalized: 'a.example' }, { domain_normalized: 'b.example' }], {
+      listedAt: T1,
+    });
+    const before = indexes(mirror);
+    // Fewer new domains than the mirror holds, or no count: the indexes stay.
+    expect(deferIndexesForBulkLoad(mirror, T1, { newDomains: 1 })).toEqual([]);
+    expect(deferIndexesForBulkLoad(mirror, T1, {})).toEqual([]);
+    expect(indexes(mirror)).toEqual(before);
+    // As many as it holds: set aside, the same ones as for a first load, and built again as they were.
+    const deferred = deferIndexesForBulkLoad(mirror, T1, { newDomains: 2 });
+    expect(deferred.length).toBeGreaterThan(0);
+    expect(deferred).toContain('change_log_at');
+    for (const name of DEFERRED_DOMAIN_INDEXES) expect(deferred).toContain(name);
+    expect(deferredIndexNames(mirror)).toEqual([...deferred].sort());
+    await buildDeferredIndexes(mirror);
+    expect(indexes(mirror)).toEqual(before);
+  });
+
+  it('counts the keys the mirror holds no row for', async () => {
+    const mirror = await tempMirror();
+    upsertDomainSummaries(mirror, [{ domain_normalized: 'a.example' }], { listedAt: T1 });
+    expect(countDomainsNotInMirror(mirror, [])).toBe(0);
+    expect(countDomainsNotInMirror(mirror, ['a.example', 'b.example', 'c.example', 'b.example'])).toBe(3);
+    expect(countDomainsNotInMirror(mirror, ['a.example'])).toBe(0);
   });
 
   it('sets them aside in a mirror holding only domains enrich wrote (no listing, no export)', async () => {
