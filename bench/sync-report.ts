@@ -199,6 +199,7 @@ export function syncFigures(r: SyncBenchResult): BenchFigure[] {
       target: '-',
       met: null,
     },
+    ...keyOrderFigures(r.writerFloor),
     floorFigure(
       'lowest CPU per profile a sync writing these rows can have: bare undici loop + plain INSERTs (indexes built after)',
       r.writerFloor.bareSqliteUsPerProfile,
@@ -245,6 +246,40 @@ export function syncFigures(r: SyncBenchResult): BenchFigure[] {
     },
     ...(r.large === undefined ? [] : largeFigures(r, r.large)),
   ];
+}
+
+/**
+ * The floor's writes in domain order against listing order (bench/sync-writer-floor.ts, the
+ * key-order modes; results before 2026-11-29 have none): what the order of the writes is worth.
+ */
+function keyOrderFigures(floor: SyncBenchResult['writerFloor']): BenchFigure[] {
+  const pairs: Array<[string, number, number | undefined]> = [
+    [
+      "the sync's store functions alone (as above)",
+      floor.writerAloneUsPerProfile,
+      floor.writerAloneKeyOrderUsPerProfile,
+    ],
+    [
+      'plain prepared INSERTs of the same rows (as above)',
+      floor.bareSqliteUsPerProfile,
+      floor.bareSqliteKeyOrderUsPerProfile,
+    ],
+  ];
+  return pairs.flatMap(([what, listingOrder, keyOrder]) =>
+    keyOrder === undefined
+      ? []
+      : [
+          {
+            bench: 'sync',
+            figure: `${what}, the profiles written in domain order, as if the service listed them sorted`,
+            value: `${keyOrder} µs`,
+            baseline: `the same in listing order ${listingOrder} µs`,
+            ratio: fmt(keyOrder / listingOrder),
+            target: '-',
+            met: null,
+          },
+        ],
+  );
 }
 
 /** The notes under the sync figures: how each is measured, and what was tried on the missed ones. */

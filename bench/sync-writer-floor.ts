@@ -24,6 +24,11 @@
  *   thread commits (WRITER_COMMIT_EVERY_PROFILES), with the same indexes set aside first and
  *   built at the end as `writer-alone` does.
  *   Every value is computed before the clock starts: only SQLite's work is measured.
+ * - `writer-alone-key-order` and `bare-sqlite-key-order`: `writer-alone` and `bare-sqlite` with the
+ *   profiles (and their listing rows) in domain order instead of listing order, as if the service
+ *   listed the catalogue sorted by domain: what the order of the writes is worth, in the same run.
+ *   The tables' keys, which stay during a load, take a domain's rows where its key sorts; in
+ *   listing order each lands on a page of its own once the mirror is large.
  * - `bare-sqlite-contract`: the floor under any tool that keeps the contract's mirror tables: the
  *   same plain INSERTs, of only the columns the product's contract requires of `domains`,
  *   `licenses`, `payment_methods` and `domain_sections` (so none of our own: no profile_extra, no
@@ -63,6 +68,8 @@ export const WRITER_FLOOR_MODES = [
   'writer-alone-per-batch',
   'bare-sqlite',
   'bare-sqlite-contract',
+  'writer-alone-key-order',
+  'bare-sqlite-key-order',
 ] as const;
 export type WriterFloorMode = (typeof WRITER_FLOOR_MODES)[number];
 
@@ -94,7 +101,7 @@ interface SourceRow {
  * profile): its columns, its licences and payment methods, its sections, and `profile_extra`
  * merged over them.
  */
-async function readSource(sourcePath: string): Promise<SourceRow[]> {
+async function readSource(sourcePath: string, keyOrder = false): Promise<SourceRow[]> {
   const source = await openMirror(sourcePath, { readonly: true });
   const section = (name: string): string =>
     `'${name}', json((SELECT s.data FROM domain_sections s WHERE s.domain_normalized = d.domain_normalized AND s.section = '${name}'))`;
@@ -123,7 +130,8 @@ async function readSource(sourcePath: string): Promise<SourceRow[]> {
                                  'billable', json(CASE billable WHEN 1 THEN 'true' WHEN 0 THEN 'false' END),
                                  'observed_at', observed_at)
            ), coalesce(profile_extra, '{}')) AS profile
-         FROM domains d WHERE profile_synced_at IS NOT NULL ORDER BY rowid`,
+         FROM domains d WHERE profile_synced_at IS NOT NULL
+         ORDER BY ${keyOrder ? 'domain_normalized' : 'rowid'}`,
       )
       .all() as SourceRow[];
   } finally {
@@ -149,11 +157,19 @@ const cpuMsSince = (start: NodeJS.CpuUsage): number => {
 
 /** Writes the profiles of `sourcePath` into a new mirror at `targetPath`; see the file comment. */
 export async function runWriterFloor(
-  mode: WriterFloorMode,
+  requested: WriterFloorMode,
   sourcePath: string,
   targetPath: string,
 ): Promise<WriterFloorResult> {
-  const source = await readSource(sourcePath);
+  // The key-order modes are writer-alone and bare-sqlite with the profiles sorted by domain.
+  const keyOrder = requested === 'writer-alone-key-order' || requested === 'bare-sqlite-key-order';
+  const mode =
+    requested === 'writer-alone-key-order'
+      ? 'writer-alone'
+      : requested === 'bare-sqlite-key-order'
+        ? 'bare-sqlite'
+        : requested;
+  const source = await readSource(sourcePath, keyOrder);
   if (mode === 'bare-sqlite-contract') return writeContractRows(source, targetPath);
   if (mode === 'writer-alone-4k') createWithPageSize(targetPath, 4096);
   const mirror = await openMirror(targetPath, {});

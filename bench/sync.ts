@@ -231,6 +231,10 @@ export interface SyncBenchResult {
     bareSqliteContractUsPerProfile: number;
     /** (bare undici loop + the contract's INSERTs) / bare undici loop. */
     lowestContractCpuRatio: number;
+    /** writerAlone with the profiles in domain order instead of listing order (since 2026-11-29). */
+    writerAloneKeyOrderUsPerProfile?: number;
+    /** bareSqlite with the profiles in domain order instead of listing order (since 2026-11-29). */
+    bareSqliteKeyOrderUsPerProfile?: number;
   };
   targets: {
     ratioMin: 0.9;
@@ -553,6 +557,8 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
     const writerAlonePerBatch = await floorJob('writer-alone-per-batch');
     const bareSqlite = await floorJob('bare-sqlite');
     const bareSqliteContract = await floorJob('bare-sqlite-contract');
+    const writerAloneKeyOrder = await floorJob('writer-alone-key-order');
+    const bareSqliteKeyOrder = await floorJob('bare-sqlite-key-order');
     const usPerProfile = (job: ChildOutput): number => Math.round((job.cpuMs * 1000) / job.profiles);
 
     // (g) after everything else, on a simulator of its own.
@@ -626,6 +632,8 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
             loopback.bareUndici.cpuUsPerProfile,
           2,
         ),
+        writerAloneKeyOrderUsPerProfile: usPerProfile(writerAloneKeyOrder),
+        bareSqliteKeyOrderUsPerProfile: usPerProfile(bareSqliteKeyOrder),
       },
       targets: {
         ratioMin: 0.9,
