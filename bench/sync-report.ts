@@ -888,18 +888,19 @@ function contractFloorSentence(r: SyncBenchResult): string {
   const contractUs = r.writerFloor.bareSqliteContractUsPerProfile;
   const ratio = r.writerFloor.lowestContractCpuRatio;
   const bare = r.bareUndici.cpuUsPerProfile;
-  const room = Math.round(r.targets.cpuRatioMax * bare - bare - contractUs);
+  // CPU per profile the target leaves above a floor of `floorUs` (the bare loop's own aside).
+  const roomAbove = (floorUs: number): number => Math.round(r.targets.cpuRatioMax * bare - bare - floorUs);
   return (
     "The contract's four tables alone (domains, licenses, payment_methods and domain_sections with the keys and " +
     'columns the product requires, nothing of ours: no profile_extra, no listing or bookkeeping columns, no other index), ' +
     `written by plain INSERTs of the same profiles into a file of their own, cost ${contractUs} µs per profile; ` +
     `with the bare undici loop that is ${bare + contractUs} µs, ${fmt(ratio)}× it` +
     (ratio <= r.targets.cpuRatioMax
-      ? `, under the target: a tool that kept only those tables would have ${room} µs per profile left for ` +
+      ? `, under the target: a tool that kept only those tables would have ${roomAbove(contractUs)} µs per profile left for ` +
         'everything else it does (reading, checking and converting each profile, deciding what changed). ' +
         (r.writerFloor.lowestCpuRatio > r.targets.cpuRatioMax
           ? 'What our mirror keeps beyond the contract is what lifts the floor above the target'
-          : `What our mirror keeps beyond the contract leaves ${Math.round(r.targets.cpuRatioMax * bare - bare - r.writerFloor.bareSqliteUsPerProfile)} µs of it in this run`) +
+          : `What our mirror keeps beyond the contract leaves ${roomAbove(r.writerFloor.bareSqliteUsPerProfile)} µs of it in this run`) +
         ' (each part measured in the next paragraph). '
       : ', above the target too. ')
   );

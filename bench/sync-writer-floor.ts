@@ -155,21 +155,21 @@ const cpuMsSince = (start: NodeJS.CpuUsage): number => {
   return (used.user + used.system) / 1000;
 };
 
+/** The key-order modes: the mode each runs, with the profiles sorted by domain. */
+const KEY_ORDER_MODES: Partial<Record<WriterFloorMode, WriterFloorMode>> = {
+  'writer-alone-key-order': 'writer-alone',
+  'bare-sqlite-key-order': 'bare-sqlite',
+};
+
 /** Writes the profiles of `sourcePath` into a new mirror at `targetPath`; see the file comment. */
 export async function runWriterFloor(
   requested: WriterFloorMode,
   sourcePath: string,
   targetPath: string,
 ): Promise<WriterFloorResult> {
-  // The key-order modes are writer-alone and bare-sqlite with the profiles sorted by domain.
-  const keyOrder = requested === 'writer-alone-key-order' || requested === 'bare-sqlite-key-order';
-  const mode =
-    requested === 'writer-alone-key-order'
-      ? 'writer-alone'
-      : requested === 'bare-sqlite-key-order'
-        ? 'bare-sqlite'
-        : requested;
-  const source = await readSource(sourcePath, keyOrder);
+  const keyOrderOf = KEY_ORDER_MODES[requested];
+  const mode: WriterFloorMode = keyOrderOf ?? requested;
+  const source = await readSource(sourcePath, keyOrderOf !== undefined);
   if (mode === 'bare-sqlite-contract') return writeContractRows(source, targetPath);
   if (mode === 'writer-alone-4k') createWithPageSize(targetPath, 4096);
   const mirror = await openMirror(targetPath, {});

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DomainSyncError } from '../../util/domain-sync-error.js';
-import { cachedStatement, inImmediateTransaction, messageOf, mirrorInternals } from '../database.js';
+import { cachedStatement, countOf, inImmediateTransaction, messageOf, mirrorInternals } from '../database.js';
 import type { Mirror } from '../database.js';
 import { mirrorLoaded, readBaseline } from './baseline.js';
 import { mirrorHasDomains } from './domains.js';
@@ -106,8 +106,7 @@ export interface BulkLoadOptions {
  */
 function isBulkLoad(mirror: Mirror, options: BulkLoadOptions): boolean {
   if (options.newDomains === undefined || options.newDomains <= 0) return false;
-  const { n } = cachedStatement(mirror, 'SELECT count(*) AS n FROM domains').get() as { n: number };
-  return options.newDomains >= n;
+  return options.newDomains >= countOf(mirror, 'SELECT count(*) AS n FROM domains');
 }
 
 /**

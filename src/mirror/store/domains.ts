@@ -26,12 +26,12 @@ export function mirrorHasDomains(mirror: Mirror): boolean {
  */
 export function countDomainsNotInMirror(mirror: Mirror, keys: readonly string[]): number {
   if (keys.length === 0) return 0;
-  const row = cachedStatement(
+  return countOf(
     mirror,
     `SELECT count(*) AS n FROM json_each(?) AS k
      WHERE NOT EXISTS (SELECT 1 FROM domains WHERE domain_normalized = k.value)`,
-  ).get(JSON.stringify(keys)) as { n: number };
-  return row.n;
+    JSON.stringify(keys),
+  );
 }
 
 /** Options of {@link upsertDomainSummaries}. */
