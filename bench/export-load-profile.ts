@@ -39,7 +39,9 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
     return 'SQLite: building the indexes set aside, after the rows';
   if (/mirror\/checkpointer|mirror\/database/.test(url))
     return 'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)';
-  if (/pipelines\/export\/format/.test(url))
+  if (/pipelines\/export\/ndjson-order/.test(url) && functionName !== 'readNdjsonInKeyOrder')
+    return "the NDJSON scan: each line's place and key, then their sort";
+  if (/pipelines\/export\/(format|ndjson-order)/.test(url))
     return 'reading and decoding the file, parsing each row (each pass)';
   if (/mirror\/store\/child-history/.test(url))
     return /log|change/i.test(functionName)

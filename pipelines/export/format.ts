@@ -221,14 +221,49 @@ async function* readNdjsonRows(
   path: string,
   options: { unknownColumns?: Set<string> },
 ): AsyncGenerator<{ row: ExportRowInput; where: string }> {
-  const roleCache = new Map<string, ColumnRole>();
+  const reader = new NdjsonRowReader(path, options);
   let line = 0;
-  let first = true;
   for await (const text of readLines(path)) {
     line += 1;
+    const row = reader.row(text, line);
+    if (row !== null) yield { row, where: reader.where(line) };
+  }
+  // An empty NDJSON file is an export of 0 rows (a filter that matched nothing); the load checks
+  // that against the export's total_rows.
+}
+
+/**
+ * Turns the lines of one NDJSON export file into mapped rows, in any order: the first non-blank
+ * line it is given must name the key (`ERR_EXPORT_LAYOUT` otherwise), and every unknown key it
+ * meets is added to `unknownColumns`. Used line by line by {@link readExportRows}, and by the
+ * key-ordered reader (ndjson-order.ts), whose scan checks the file's first row.
+ */
+export class NdjsonRowReader {
+  private readonly roleCache = new Map<string, ColumnRole>();
+  private first: boolean;
+  private readonly path: string;
+  private readonly options: { unknownColumns?: Set<string>; layoutChecked?: boolean };
+
+  /** `layoutChecked`: the file's first row was checked already (by the scan of ndjson-order.ts). */
+  constructor(path: string, options: { unknownColumns?: Set<string>; layoutChecked?: boolean } = {}) {
+    this.path = path;
+    this.options = options;
+    this.first = options.layoutChecked !== true;
+  }
+
+  /** How an error names line `line` of the file. */
+  where(line: number): string {
+    return `${this.path} line ${line}`;
+  }
+
+  /**
+   * The row of line `line` (1-based; its text without the newline), or null for a blank line.
+   * Throws `ERR_EXPORT_FILE_INVALID` for a line that is not one JSON object.
+   */
+  row(text: string, line: number): ExportRowInput | null {
     const trimmed = line === 1 ? text.replace(/^\uFEFF/, '').trim() : text.trim();
-    if (trimmed === '') continue;
-    const where = `${path} line ${line}`;
+    if (trimmed === '') return null;
+    const where = this.where(line);
     let object: unknown;
     try {
       object = JSON.parse(trimmed);
@@ -247,22 +282,20 @@ async function* readNdjsonRows(
     const names = Object.keys(object);
     const values = names.map((n) => (object as Record<string, unknown>)[n]);
     const roles = names.map((n) => {
-      let role = roleCache.get(n);
+      let role = this.roleCache.get(n);
       if (role === undefined) {
         role = roleOf(n);
-        roleCache.set(n, role);
-        if (role.kind === 'unknown') options.unknownColumns?.add(role.name);
+        this.roleCache.set(n, role);
+        if (role.kind === 'unknown') this.options.unknownColumns?.add(role.name);
       }
       return role;
     });
-    if (first) {
-      if (!roles.some((r) => r.kind === 'key')) throw layoutError(path, names);
-      first = false;
+    if (this.first) {
+      if (!roles.some((r) => r.kind === 'key')) throw layoutError(this.path, names);
+      this.first = false;
     }
-    yield { row: mapExportRecord(names, values, roles, false, where), where };
+    return mapExportRecord(names, values, roles, false, where);
   }
-  // An empty NDJSON file is an export of 0 rows (a filter that matched nothing); the load checks
-  // that against the export's total_rows.
 }
 
 /** Lines of a UTF-8 file, streamed (a multi-byte character split across chunks stays whole). */

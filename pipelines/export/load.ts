@@ -23,6 +23,7 @@ import { isoFromMs } from '../../src/util/time.js';
 import { prepareFirstLoad } from '../first-load.js';
 import { ExportError } from './errors.js';
 import { fileFormat, readExportRows } from './format.js';
+import { readNdjsonInKeyOrder, scanNdjsonKeys } from './ndjson-order.js';
 import type { ExportScope } from './types.js';
 
 /*
@@ -36,6 +37,9 @@ import type { ExportScope } from './types.js';
  *   batch), and a bad row removes every row the load wrote; the batch is then checked row by row
  *   to name the bad row's line. Reading a large file twice was
  *   about a seventh of such a load (docs/benchmarks.md "export").
+ *
+ * An NDJSON file is read in the order of its keys in both ways (./ndjson-order.ts): a scan finds
+ * each line and its key first, writing nothing, and the passes read the lines in key order.
  *
  * The writing pass upserts in batches, each in a savepoint of a transaction that commits every
  * {@link LOAD_ROWS_PER_COMMIT} rows: a crash leaves whole rows only, and the next run loads the
@@ -105,6 +109,28 @@ export async function loadExportFile(
       });
   };
 
+  // An NDJSON file is read in the order of its keys (ndjson-order.ts): scanned first, nothing
+  // written, so a line the scan cannot read is refused as a bad row is in a first pass.
+  let rowsOfFile = (options: { unknownColumns?: Set<string> }) => readExportRows(path, format, options);
+  if (format === 'json') {
+    try {
+      const scanTask = ctx.progress.task(`scan export ${record.id}`, record.byte_count ?? 0, 'bytes');
+      let scanned = 0;
+      const order = await scanNdjsonKeys(path, {
+        signal: ctx.signal,
+        onBytes: (bytes) => {
+          scanTask.increment(bytes - scanned);
+          scanned = bytes;
+        },
+      });
+      scanTask.done();
+      rowsOfFile = (options) => readNdjsonInKeyOrder(order, options);
+    } catch (error) {
+      if (error instanceof AbortedError) throw error;
+      throw refused(error);
+    }
+  }
+
   // An empty mirror can be loaded in one read of the file (src/mirror/store/unchecked-load.ts).
   stats.onePass = !mirrorHasDomains(ctx.mirror);
   let rows = 0;
@@ -114,7 +140,7 @@ export async function loadExportFile(
     try {
       const validateTask = ctx.progress.task(`validate export ${record.id}`, record.total_rows ?? 0, 'rows');
       let keys: string[] = [];
-      for await (const { row, where } of readExportRows(path, format, { unknownColumns: unknown })) {
+      for await (const { row, where } of rowsOfFile({ unknownColumns: unknown })) {
         checkExportRow(row, where);
         keys.push(row.profile.domain_normalized);
         rows += 1;
@@ -191,7 +217,7 @@ export async function loadExportFile(
   };
   const writeBatches = async (): Promise<void> => {
     try {
-      const read = readExportRows(path, format, stats.onePass ? { unknownColumns: unknown } : {});
+      const read = rowsOfFile(stats.onePass ? { unknownColumns: unknown } : {});
       for await (const { row, where } of read) {
         batch.push(row);
         if (stats.onePass) wheres.push(where);

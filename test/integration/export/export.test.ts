@@ -214,6 +214,49 @@ describe('export pipeline against the simulator', () => {
     expect(fifth.stats.mode).toBe('created');
   });
 
+  // An NDJSON file is loaded in key order (pipelines/export/ndjson-order.ts), not line by line.
+  for (const into of ['an empty mirror', 'a mirror that has domains'] as const) {
+    it(`an NDJSON file in any order that repeats a domain loads the later line's row, into ${into}`, async () => {
+      const { sim, ctx } = await setup();
+      if (into === 'a mirror that has domains') {
+        const first = await run(ctx, { filters: { jurisdiction: 'ukgc' }, format: 'json' });
+        expect(first.stats.rowsLoaded).toBeGreaterThan(0);
+      }
+      const downloaded = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', load: false });
+      const path = downloaded.stats.filePath!;
+      const lines = readFileSync(path, 'utf8').trimEnd().split('\n').reverse();
+      expect(lines.length).toBeGreaterThan(20);
+      const changed = (text: string, status: string): string =>
+        JSON.stringify({ ...(JSON.parse(text) as Record<string, unknown>), status });
+      // The first domain: a stale copy before its row; the second: a newer copy after its row.
+      const [kept, replaced] = [lines[0]!, lines[1]!];
+      const replacedKey = (JSON.parse(replaced) as { domain_normalized: string }).domain_normalized;
+      const content = [changed(kept, 'stale'), ...lines, changed(replaced, 'newer')].join('\n');
+      let c = await ctx();
+      replaceDownloadedFile(c.mirror, downloaded.stats.exportId!, path, `${content}\n`);
+      await c.close();
+
+      const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'json', batchSize: 7 });
+      expect(result.error).toBeUndefined();
+      expect(result.stats.onePass).toBe(into === 'an empty mirror');
+      expect(result.stats.rowsLoaded).toBe(lines.length + 2);
+      c = await ctx();
+      try {
+        const truth = sim.control.truth.listDomains({ jurisdiction: 'mga' }).filter((d) => d !== replacedKey);
+        expect(diffMirrorWithTruth(c.mirror.path, sim, truth)).toEqual([]);
+        expect(
+          queryMirror<{ status: string }>(
+            c.mirror.path,
+            'SELECT status FROM domains WHERE domain_normalized = ?',
+            replacedKey,
+          ),
+        ).toEqual([{ status: 'newer' }]);
+      } finally {
+        await c.close();
+      }
+    });
+  }
+
   it('an unknown extra column (quirks) is loaded and kept in profile_extra', async () => {
     const { sim, ctx } = await setup({ quirks: true });
     const result = await run(ctx, { filters: { jurisdiction: 'mga' }, format: 'csv' });
