@@ -77,7 +77,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'row removes every row the load wrote); into a mirror that has domains it reads and checks the whole ' +
       'file before writing, a second parse (measured ad hoc: the last note below). An NDJSON file is read ' +
       'in the order of its keys, after a scan that finds each line and its key (the notes after the ' +
-      "profile); a CSV file in the file's order. Per row the load also writes the hash of the " +
+      'profile), and so is a CSV file since later that day. Per row the load also writes the hash of the ' +
       'profile, its profile_extra (what has no column or row; `{}` for these rows), 4 section rows (a ' +
       'contract table the ceiling does not fill) and our bookkeeping columns.',
     'The ceiling runs right before the load and right after it, and the ratio is against the mean of its ' +
@@ -127,8 +127,14 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'commits at 6.6 s. The SQLite parts are what the key order took down. Before the scan, this bench at ' +
       '200,000 rows (ad hoc, the harness of the rounds above) measured the load at 0.45–0.52 of the ceiling in ' +
       '17 rounds on 2026-11-29: the ceiling is faster on a smaller file, so the 0.52 of the 1,000,000-row run ' +
-      'was the kinder figure. A CSV file is still loaded in its own order: a row of it may span lines, so a ' +
-      'scan would have to parse it with csv-parse, about a third of the CSV load.',
+      'was the kinder figure. A CSV file is loaded in key order too (pipelines/export/csv-order.ts): its scan ' +
+      'finds each record by its line ends outside double quotes and reads the key cell from the bytes, and ' +
+      'the load feeds the header and the records, in key order, to the same CSV reader (csv-parse), so it ' +
+      'parses the file once, as before. Measured by hand on 2026-11-29 at 200,000 rows (two alternating ' +
+      'rounds): 28.7 and 29.4 s of load against 33.4 and 33.9 s in file order, 0.73 and 0.61 of the same ' +
+      "rounds' ceiling (9,511 and 11,138 rows/s) against 0.63 and 0.53, peak RSS 190 and 192 MB against 183 " +
+      'and 185 MB. Two rounds of the load in file order just before measured 0.51 and 0.53 (34.7 and 34.4 s, ' +
+      'the ceiling 11,275 and 10,999 rows/s): at 200,000 rows the CSV target had been at its line too.',
     'The two changes of 2026-11-28 evening, each a product decision the target needed, measured first ' +
       '(docs/schema.md, docs/exports.md): the mirror keeps in `domains.profile_extra` only what a profile ' +
       'has beyond its columns and rows, where `raw_profile` had kept the whole profile, so every licence, ' +

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import type { ExportFormat } from '../../src/api/index.js';
 import { PROFILE_SECTIONS } from '../../src/mirror/store/profile-fields.js';
@@ -171,34 +172,22 @@ async function* readCsvRows(
   path: string,
   options: { unknownColumns?: Set<string> },
 ): AsyncGenerator<{ row: ExportRowInput; where: string }> {
-  let names: string[] | null = null;
-  let roles: ColumnRole[] = [];
-  let line = 1;
+  let header: CsvHeader | null = null;
+  let row = 0;
   try {
     for await (const record of readCsvRecords(path)) {
-      if (names === null) {
-        names = record.map((n) => n.trim());
-        roles = names.map(roleOf);
-        if (!roles.some((r) => r.kind === 'key')) throw layoutError(path, names);
-        for (const role of roles) if (role.kind === 'unknown') options.unknownColumns?.add(role.name);
+      if (header === null) {
+        header = csvHeader(path, record, options.unknownColumns);
         continue;
       }
-      line += 1;
-      const where = `${path} row ${line - 1} (line ${line})`;
-      yield { row: mapExportRecord(names, record, roles, true, where), where };
+      row += 1;
+      const where = csvWhere(path, row);
+      yield { row: mapExportRecord(header.names, record, header.roles, true, where), where };
     }
   } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ERR_EXPORT_LAYOUT' || code === 'ERR_EXPORT_FILE_INVALID') throw error;
-    throw new ExportError(
-      'ERR_EXPORT_FILE_INVALID',
-      `${path}: not a readable CSV file near line ${line + 1}: ${(error as Error).message}; nothing was loaded`,
-      {
-        cause: error,
-      },
-    );
+    throw unreadableCsv(path, row + 1, error);
   }
-  if (names === null) throw layoutError(path, []);
+  if (header === null) throw layoutError(path, []);
 }
 
 /**
@@ -206,8 +195,18 @@ async function* readCsvRows(
  * mark dropped, empty lines skipped, and a record with a different number of cells an error.
  */
 export async function* readCsvRecords(path: string): AsyncGenerator<string[]> {
-  const source = createReadStream(path);
-  const parser = parseCsv({ bom: true, skip_empty_lines: true, relax_column_count: false });
+  yield* csvRecordsOf(createReadStream(path));
+}
+
+/**
+ * The records of CSV bytes from `source`, read as {@link readCsvRecords} reads a file; `to`: only
+ * that many records, the rest not parsed.
+ */
+export async function* csvRecordsOf(
+  source: Readable,
+  options: { to?: number } = {},
+): AsyncGenerator<string[]> {
+  const parser = parseCsv({ bom: true, skip_empty_lines: true, relax_column_count: false, ...options });
   source.on('error', (error) => parser.destroy(error));
   source.pipe(parser);
   try {
@@ -215,6 +214,43 @@ export async function* readCsvRecords(path: string): AsyncGenerator<string[]> {
   } finally {
     source.destroy();
   }
+}
+
+/** The columns of a CSV export file, from its header record, as rows are mapped with them. */
+export interface CsvHeader {
+  names: string[];
+  roles: ColumnRole[];
+  /** The column whose cell is the key: the last one naming it, as mapExportRecord keeps the last. */
+  keyColumn: number;
+}
+
+/**
+ * The columns of a CSV file's header record. Throws `ERR_EXPORT_LAYOUT` when none is the key;
+ * adds the columns no role maps to `unknownColumns`.
+ */
+export function csvHeader(path: string, record: readonly string[], unknownColumns?: Set<string>): CsvHeader {
+  const names = record.map((n) => n.trim());
+  const roles = names.map(roleOf);
+  const keyColumn = roles.map((r) => r.kind).lastIndexOf('key');
+  if (keyColumn < 0) throw layoutError(path, names);
+  for (const role of roles) if (role.kind === 'unknown') unknownColumns?.add(role.name);
+  return { names, roles, keyColumn };
+}
+
+/** How an error names data row `row` (1-based, the header not counted) of a CSV file. */
+export function csvWhere(path: string, row: number): string {
+  return `${path} row ${row} (line ${row + 1})`;
+}
+
+/** A CSV parser's own error (bad quoting, a record with another number of cells) as the load's. */
+export function unreadableCsv(path: string, row: number, error: unknown): Error {
+  const code = errorCode(error);
+  if (code === 'ERR_EXPORT_LAYOUT' || code === 'ERR_EXPORT_FILE_INVALID') return error as Error;
+  return new ExportError(
+    'ERR_EXPORT_FILE_INVALID',
+    `${path}: not a readable CSV file near line ${row + 1}: ${(error as Error).message}; nothing was loaded`,
+    { cause: error },
+  );
 }
 
 async function* readNdjsonRows(

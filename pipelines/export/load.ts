@@ -23,6 +23,7 @@ import { isoFromMs } from '../../src/util/time.js';
 import { prepareFirstLoad } from '../first-load.js';
 import { ExportError } from './errors.js';
 import { fileFormat, readExportRows } from './format.js';
+import { readCsvInKeyOrder, scanCsvKeys } from './csv-order.js';
 import { readNdjsonInKeyOrder, scanNdjsonKeys } from './ndjson-order.js';
 import type { ExportScope } from './types.js';
 
@@ -38,8 +39,9 @@ import type { ExportScope } from './types.js';
  *   to name the bad row's line. Reading a large file twice was
  *   about a seventh of such a load (docs/benchmarks.md "export").
  *
- * An NDJSON file is read in the order of its keys in both ways (./ndjson-order.ts): a scan finds
- * each line and its key first, writing nothing, and the passes read the lines in key order.
+ * The file is read in the order of its keys in both ways (./ndjson-order.ts, ./csv-order.ts): a
+ * scan finds each row and its key first, writing nothing, and the passes read the rows in key
+ * order (a CSV file the scan cannot order, in its own).
  *
  * The writing pass upserts in batches, each in a savepoint of a transaction that commits every
  * {@link LOAD_ROWS_PER_COMMIT} rows: a crash leaves whole rows only, and the next run loads the
@@ -109,26 +111,35 @@ export async function loadExportFile(
       });
   };
 
-  // An NDJSON file is read in the order of its keys (ndjson-order.ts): scanned first, nothing
-  // written, so a line the scan cannot read is refused as a bad row is in a first pass.
+  // The file is read in the order of its keys (ndjson-order.ts, csv-order.ts): scanned first,
+  // nothing written, so a line the scan cannot read is refused as a bad row is in a first pass.
+  // A CSV file the scan cannot order is read in its own order.
   let rowsOfFile = (options: { unknownColumns?: Set<string> }) => readExportRows(path, format, options);
-  if (format === 'json') {
-    try {
-      const scanTask = ctx.progress.task(`scan export ${record.id}`, record.byte_count ?? 0, 'bytes');
-      let scanned = 0;
-      const order = await scanNdjsonKeys(path, {
-        signal: ctx.signal,
-        onBytes: (bytes) => {
-          scanTask.increment(bytes - scanned);
-          scanned = bytes;
-        },
-      });
-      scanTask.done();
+  try {
+    const scanTask = ctx.progress.task(`scan export ${record.id}`, record.byte_count ?? 0, 'bytes');
+    let scanned = 0;
+    const scanOptions = {
+      signal: ctx.signal,
+      onBytes: (bytes: number) => {
+        scanTask.increment(bytes - scanned);
+        scanned = bytes;
+      },
+    };
+    if (format === 'json') {
+      const order = await scanNdjsonKeys(path, scanOptions);
       rowsOfFile = (options) => readNdjsonInKeyOrder(order, options);
-    } catch (error) {
-      if (error instanceof AbortedError) throw error;
-      throw refused(error);
+    } else {
+      const order = await scanCsvKeys(path, scanOptions);
+      if (order !== undefined) rowsOfFile = (options) => readCsvInKeyOrder(order, options);
+      else
+        ctx.logger.info('export file read in its own order: its records could not be ordered by key', {
+          exportId: record.id,
+        });
     }
+    scanTask.done();
+  } catch (error) {
+    if (error instanceof AbortedError) throw error;
+    throw refused(error);
   }
 
   // An empty mirror can be loaded in one read of the file (src/mirror/store/unchecked-load.ts).

@@ -33,12 +33,15 @@ import { DOMAIN_KEY_COLUMNS, NdjsonRowReader } from './format.js';
  * line numbers only (16 bytes a line). Sorting 1,000,000 lines takes about 2.5 s.
  */
 
-/** Where the rows of an NDJSON file are, in the order of their keys. */
-export interface NdjsonKeyOrder {
+/** Where the rows of an export file are, in the order of their keys. */
+export interface ExportKeyOrder {
   readonly path: string;
-  /** Non-blank lines. */
+  /** Rows found (an NDJSON file's non-blank lines, a CSV file's records after its header). */
   readonly rows: number;
-  /** Byte offset, byte length and line number (1-based) of each row, in key order. */
+  /**
+   * Byte offset, byte length and number of each row, in key order: its line (1-based) in an
+   * NDJSON file, its row (1-based, the header not counted) in a CSV file.
+   */
   readonly offsets: Float64Array;
   readonly lengths: Uint32Array;
   readonly lines: Uint32Array;
@@ -100,7 +103,7 @@ function blankBytes(buf: Buffer, start: number, end: number): boolean {
 export async function scanNdjsonKeys(
   path: string,
   options: { signal?: AbortSignal; onBytes?: (bytes: number) => void } = {},
-): Promise<NdjsonKeyOrder> {
+): Promise<ExportKeyOrder> {
   const rows = new ScanRows();
   // Only the first row needs its layout checked; parsing lines for their keys collects nothing.
   let firstReader: NdjsonRowReader | undefined = new NdjsonRowReader(path);
@@ -166,10 +169,11 @@ export async function scanNdjsonKeys(
 }
 
 /**
- * The scan's rows as it finds them: each key's UTF-8 bytes in one growing buffer, and its line's
- * offset, length and number in typed arrays, about 40 bytes a line and no object per line.
+ * A scan's rows as it finds them (this file's, and csv-order.ts's): each key's UTF-8 bytes in one
+ * growing buffer, and its row's offset, length and number in typed arrays, about 40 bytes a row
+ * and no object per row.
  */
-class ScanRows {
+export class ScanRows {
   private count = 0;
   private keyBytes = Buffer.allocUnsafe(1 << 16);
   private keyUsed = 0;
@@ -209,7 +213,7 @@ class ScanRows {
    * The rows sorted by their keys' UTF-8 bytes (the order of SQLite's BINARY collation, so of the
    * mirror's B-trees), rows with the same key in file order.
    */
-  sorted(): Omit<NdjsonKeyOrder, 'path'> {
+  sorted(): Omit<ExportKeyOrder, 'path'> {
     const { count, keyBytes, keyStarts } = this;
     const order = new Uint32Array(count);
     for (let i = 0; i < count; i++) order[i] = i;
@@ -236,7 +240,7 @@ class ScanRows {
  * the line, as readExportRows does.
  */
 export async function* readNdjsonInKeyOrder(
-  order: NdjsonKeyOrder,
+  order: ExportKeyOrder,
   options: { unknownColumns?: Set<string> } = {},
 ): AsyncGenerator<{ row: ExportRowInput; where: string }> {
   const reader = new NdjsonRowReader(order.path, { ...options, layoutChecked: true });
