@@ -134,7 +134,10 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'rounds): 28.7 and 29.4 s of load against 33.4 and 33.9 s in file order, 0.73 and 0.61 of the same ' +
       "rounds' ceiling (9,511 and 11,138 rows/s) against 0.63 and 0.53, peak RSS 190 and 192 MB against 183 " +
       'and 185 MB. Two rounds of the load in file order just before measured 0.51 and 0.53 (34.7 and 34.4 s, ' +
-      'the ceiling 11,275 and 10,999 rows/s): at 200,000 rows the CSV target had been at its line too.',
+      'the ceiling 11,275 and 10,999 rows/s): at 200,000 rows the CSV target had been at its line too. ' +
+      'The bench run of 2026-11-29T05:20Z, with NDJSON in key order and CSV not yet, loaded the 1,000,000 ' +
+      'rows in 113.93 s (NDJSON, 0.66 of the ceiling, 219.38 MB) and 175.16 s (CSV, 0.58, 188.45 MB); the ' +
+      'table at the top has both in key order.',
     'The two changes of 2026-11-28 evening, each a product decision the target needed, measured first ' +
       '(docs/schema.md, docs/exports.md): the mirror keeps in `domains.profile_extra` only what a profile ' +
       'has beyond its columns and rows, where `raw_profile` had kept the whole profile, so every licence, ' +

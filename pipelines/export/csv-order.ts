@@ -1,12 +1,11 @@
-import { createReadStream, readSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
-import { AbortedError } from '../../src/util/domain-sync-error.js';
 import { csvHeader, csvRecordsOf, csvWhere, mapExportRecord, unreadableCsv } from './format.js';
 import type { CsvHeader } from './format.js';
-import { ScanRows } from './ndjson-order.js';
-import type { ExportKeyOrder } from './ndjson-order.js';
+import { readRow, ScanRows, scanRecords } from './key-order.js';
+import type { ExportKeyOrder, ScanOptions } from './key-order.js';
 
 /*
  * Reading a CSV export file in the order of its keys, for the reason an NDJSON file is
@@ -23,6 +22,9 @@ import type { ExportKeyOrder } from './ndjson-order.js';
  * differ from the reader's: a carriage return that does not end a line, lines ending in CRLF and
  * in LF alone in the same file, a quote left open at the end of the file, or a header without a
  * key column (refused in file order, with its message).
+ *
+ * The reader's column count comes from the header, as in file order: a record with another
+ * number of cells is refused, naming its row.
  */
 
 const NEWLINE = 0x0a;
@@ -44,10 +46,7 @@ export interface CsvKeyOrder extends ExportKeyOrder {
  * key. Undefined when the file is to be read in its own order. An `AbortedError` when `signal`
  * aborts; `onBytes` is told how far it got.
  */
-export async function scanCsvKeys(
-  path: string,
-  options: { signal?: AbortSignal; onBytes?: (bytes: number) => void } = {},
-): Promise<CsvKeyOrder | undefined> {
+export async function scanCsvKeys(path: string, options: ScanOptions = {}): Promise<CsvKeyOrder | undefined> {
   let header: CsvHeader | undefined;
   try {
     for await (const record of csvRecordsOf(createReadStream(path), { to: 1 }))
@@ -62,82 +61,65 @@ export async function scanCsvKeys(
   let headerBytes: Buffer | undefined;
   let row = 0;
   let crlf: boolean | undefined;
-  let buf = Buffer.allocUnsafe(1 << 20);
-  let base = 0; // the file offset of buf[0]
-  let filled = 0;
-  const file = await open(path, 'r');
-  try {
-    let start = 0;
-    for (;;) {
-      if (options.signal?.aborted) throw new AbortedError();
-      if (filled === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, filled);
-        buf = bigger;
-      }
-      const { bytesRead } = await file.read(buf, filled, buf.length - filled, base + filled);
-      filled += bytesRead;
-      if (base === 0 && start === 0 && filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf)
-        start = 3;
-      const atEnd = bytesRead === 0;
-      // Records whose end is in the buffer (every one that starts in it, at the end of the file).
-      for (;;) {
-        if (start >= filled) break;
-        let inQuotes = false;
-        let cell = 0;
-        let keyStart = keyColumn === 0 ? start : -1;
-        let keyEnd = -1;
-        let end = -1;
-        for (let i = start; i < filled; i++) {
-          const b = buf[i];
-          if (b === QUOTE) inQuotes = !inQuotes;
-          else if (inQuotes) continue;
-          else if (b === COMMA) {
-            cell += 1;
-            if (cell === keyColumn) keyStart = i + 1;
-            else if (cell === keyColumn + 1) keyEnd = i;
-          } else if (b === NEWLINE) {
-            end = i;
-            break;
-          } else if (b === CR && i + 1 < filled && buf[i + 1] !== NEWLINE) return undefined;
-        }
-        if (end === -1) {
-          if (!atEnd) break; // the record goes on in the next read
-          if (inQuotes) return undefined;
-          end = filled;
-        }
+  // Where the key cell of the record findEnd last read is.
+  let keyStart = -1;
+  let keyEnd = -1;
+  const findEnd = (buf: Buffer, start: number, filled: number, atEnd: boolean): number => {
+    let inQuotes = false;
+    let cell = 0;
+    keyStart = keyColumn === 0 ? start : -1;
+    keyEnd = -1;
+    for (let i = start; i < filled; i++) {
+      const b = buf[i];
+      if (b === QUOTE) inQuotes = !inQuotes;
+      else if (inQuotes) continue;
+      else if (b === COMMA) {
+        cell += 1;
+        if (cell === keyColumn) keyStart = i + 1;
+        else if (cell === keyColumn + 1) keyEnd = i;
+      } else if (b === NEWLINE) {
         // A line's end: CRLF or LF, the same all through the file.
-        const hasCr = end > start && buf[end - 1] === CR;
-        if (end < filled) {
-          if (crlf === undefined) crlf = hasCr;
-          else if (crlf !== hasCr) return undefined;
-        }
-        const contentEnd = hasCr ? end - 1 : end;
-        if (contentEnd > start) {
-          if (headerBytes === undefined) headerBytes = Buffer.from(buf.subarray(start, contentEnd));
-          else {
-            row += 1;
-            if (keyEnd === -1) keyEnd = contentEnd;
-            const key = keyStart === -1 ? Buffer.alloc(0) : cellBytes(buf, keyStart, keyEnd);
-            rows.push(key, 0, key.length, base + start, contentEnd - start, row);
-          }
-        }
-        start = end + 1;
-        if (end === filled) break;
-      }
-      if (atEnd) break;
-      buf.copyWithin(0, start, filled);
-      base += start;
-      filled -= start;
-      start = 0;
-      options.onBytes?.(base);
+        const hasCr = i > start && buf[i - 1] === CR;
+        if (crlf === undefined) crlf = hasCr;
+        else if (crlf !== hasCr) throw new Unorderable();
+        return i;
+      } else if (b === CR && i + 1 < filled && buf[i + 1] !== NEWLINE) throw new Unorderable();
     }
-  } finally {
-    await file.close();
+    if (!atEnd) return -1; // the record goes on in the next read
+    // The last record, with no line end after it: a quote still open, or a carriage return the
+    // reader might keep, leave the file to the reader.
+    if (inQuotes || (buf[filled - 1] === CR && crlf !== true)) throw new Unorderable();
+    return filled;
+  };
+  const onRecord = (buf: Buffer, start: number, end: number, offset: number): void => {
+    if (offset === 0 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+      start += 3;
+      offset += 3;
+      if (keyColumn === 0) keyStart = start;
+    }
+    const contentEnd = end > start && buf[end - 1] === CR ? end - 1 : end;
+    if (contentEnd === start) return; // an empty line, which the reader skips
+    if (headerBytes === undefined) {
+      headerBytes = Buffer.from(buf.subarray(start, contentEnd));
+      return;
+    }
+    row += 1;
+    if (keyEnd === -1) keyEnd = contentEnd;
+    const key = keyStart === -1 ? Buffer.alloc(0) : cellBytes(buf, keyStart, keyEnd);
+    rows.push(key, 0, key.length, offset, contentEnd - start, row);
+  };
+  try {
+    await scanRecords(path, options, findEnd, onRecord);
+  } catch (error) {
+    if (error instanceof Unorderable) return undefined;
+    throw error;
   }
   if (headerBytes === undefined) return undefined;
   return { path, header, headerBytes, lineEnd: crlf === true ? '\r\n' : '\n', ...rows.sorted() };
 }
+
+/** Thrown inside the scan where the file is to be read in its own order. */
+class Unorderable extends Error {}
 
 /** The text of the cell `buf[start, end)`: its quotes taken off and doubled quotes made single. */
 function cellBytes(buf: Buffer, start: number, end: number): Buffer {
@@ -170,12 +152,7 @@ export async function* readCsvInKeyOrder(
         chunk = Buffer.allocUnsafe(Math.max(1 << 16, length + lineEnd.length));
         used = 0;
       }
-      let got = 0;
-      while (got < length) {
-        const n = readSync(file.fd, chunk, used + got, length - got, order.offsets[i]! + got);
-        if (n === 0) break;
-        got += n;
-      }
+      const got = readRow(file.fd, chunk, used, length, order.offsets[i]!);
       used += got;
       used += lineEnd.copy(chunk, used);
     }

@@ -1,8 +1,8 @@
-import { readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { AbortedError } from '../../src/util/domain-sync-error.js';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import { DOMAIN_KEY_COLUMNS, NdjsonRowReader } from './format.js';
+import { readRow, ScanRows, scanRecords } from './key-order.js';
+import type { ExportKeyOrder, ScanOptions } from './key-order.js';
 
 /*
  * Reading an NDJSON export file in the order of its keys (`domain_normalized`), not in the order
@@ -32,20 +32,6 @@ import { DOMAIN_KEY_COLUMNS, NdjsonRowReader } from './format.js';
  * sorted them (about 40 bytes a line, outside the JavaScript heap), then offsets, lengths and
  * line numbers only (16 bytes a line). Sorting 1,000,000 lines takes about 2.5 s.
  */
-
-/** Where the rows of an export file are, in the order of their keys. */
-export interface ExportKeyOrder {
-  readonly path: string;
-  /** Rows found (an NDJSON file's non-blank lines, a CSV file's records after its header). */
-  readonly rows: number;
-  /**
-   * Byte offset, byte length and number of each row, in key order: its line (1-based) in an
-   * NDJSON file, its row (1-based, the header not counted) in a CSV file.
-   */
-  readonly offsets: Float64Array;
-  readonly lengths: Uint32Array;
-  readonly lines: Uint32Array;
-}
 
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;
@@ -100,10 +86,7 @@ function blankBytes(buf: Buffer, start: number, end: number): boolean {
  * no key column and `ERR_EXPORT_FILE_INVALID` for a line it had to parse that is not a JSON
  * object; an `AbortedError` when `signal` aborts. `onBytes` is told how far it got.
  */
-export async function scanNdjsonKeys(
-  path: string,
-  options: { signal?: AbortSignal; onBytes?: (bytes: number) => void } = {},
-): Promise<ExportKeyOrder> {
+export async function scanNdjsonKeys(path: string, options: ScanOptions = {}): Promise<ExportKeyOrder> {
   const rows = new ScanRows();
   // Only the first row needs its layout checked; parsing lines for their keys collects nothing.
   let firstReader: NdjsonRowReader | undefined = new NdjsonRowReader(path);
@@ -124,114 +107,18 @@ export async function scanNdjsonKeys(
     rows.push(bytes, 0, bytes.length, offset, end - start, line);
   };
 
-  // One buffer, read into again and again: a line cut by its end moves to its start (a stream's
-  // chunks, each a new buffer, piled up outside the heap faster than the collector freed them).
-  let buf = Buffer.allocUnsafe(1 << 20);
-  let base = 0; // the file offset of buf[0]
-  let filled = 0;
   let line = 0;
-  const lineAt = (start: number, end: number): void => {
-    line += 1;
-    record(buf, start, end, base + start, line);
-  };
-  const file = await open(path, 'r');
-  try {
-    for (;;) {
-      if (options.signal?.aborted) throw new AbortedError();
-      if (filled === buf.length) {
-        // One line longer than the buffer.
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, filled);
-        buf = bigger;
-      }
-      const { bytesRead } = await file.read(buf, filled, buf.length - filled, base + filled);
-      filled += bytesRead;
-      let start = 0;
-      for (let nl = buf.indexOf(NEWLINE); nl !== -1 && nl < filled; nl = buf.indexOf(NEWLINE, start)) {
-        lineAt(start, nl);
-        start = nl + 1;
-      }
-      if (bytesRead === 0) {
-        // The last line, without a newline after it.
-        if (start < filled) lineAt(start, filled);
-        break;
-      }
-      buf.copyWithin(0, start, filled);
-      base += start;
-      filled -= start;
-      options.onBytes?.(base);
-    }
-  } finally {
-    await file.close();
-  }
-
+  await scanRecords(
+    path,
+    options,
+    (buf, start, filled, atEnd) => {
+      const nl = buf.indexOf(NEWLINE, start);
+      // The last line may have no newline after it.
+      return nl !== -1 && nl < filled ? nl : atEnd ? filled : -1;
+    },
+    (buf, start, end, offset) => record(buf, start, end, offset, ++line),
+  );
   return { path, ...rows.sorted() };
-}
-
-/**
- * A scan's rows as it finds them (this file's, and csv-order.ts's): each key's UTF-8 bytes in one
- * growing buffer, and its row's offset, length and number in typed arrays, about 40 bytes a row
- * and no object per row.
- */
-export class ScanRows {
-  private count = 0;
-  private keyBytes = Buffer.allocUnsafe(1 << 16);
-  private keyUsed = 0;
-  private keyStarts = new Uint32Array(1024);
-  private offsets = new Float64Array(1024);
-  private lengths = new Uint32Array(1024);
-  private lines = new Uint32Array(1024);
-
-  push(buf: Buffer, keyStart: number, keyEnd: number, offset: number, length: number, line: number): void {
-    const keyLength = keyEnd - keyStart;
-    if (this.keyUsed + keyLength > this.keyBytes.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.keyBytes.length * 2, this.keyUsed + keyLength));
-      this.keyBytes.copy(bigger, 0, 0, this.keyUsed);
-      this.keyBytes = bigger;
-    }
-    if (this.count + 1 >= this.keyStarts.length) {
-      const grow = <T extends Uint32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-        const b = make(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.keyStarts = grow(this.keyStarts, (n) => new Uint32Array(n));
-      this.offsets = grow(this.offsets, (n) => new Float64Array(n));
-      this.lengths = grow(this.lengths, (n) => new Uint32Array(n));
-      this.lines = grow(this.lines, (n) => new Uint32Array(n));
-    }
-    this.keyStarts[this.count] = this.keyUsed;
-    this.keyUsed += buf.copy(this.keyBytes, this.keyUsed, keyStart, keyEnd);
-    this.keyStarts[this.count + 1] = this.keyUsed;
-    this.offsets[this.count] = offset;
-    this.lengths[this.count] = length;
-    this.lines[this.count] = line;
-    this.count += 1;
-  }
-
-  /**
-   * The rows sorted by their keys' UTF-8 bytes (the order of SQLite's BINARY collation, so of the
-   * mirror's B-trees), rows with the same key in file order.
-   */
-  sorted(): Omit<ExportKeyOrder, 'path'> {
-    const { count, keyBytes, keyStarts } = this;
-    const order = new Uint32Array(count);
-    for (let i = 0; i < count; i++) order[i] = i;
-    order.sort(
-      (a, b) =>
-        keyBytes.compare(keyBytes, keyStarts[b]!, keyStarts[b + 1]!, keyStarts[a]!, keyStarts[a + 1]!) ||
-        a - b,
-    );
-    const offsets = new Float64Array(count);
-    const lengths = new Uint32Array(count);
-    const lines = new Uint32Array(count);
-    order.forEach((index, i) => {
-      offsets[i] = this.offsets[index]!;
-      lengths[i] = this.lengths[index]!;
-      lines[i] = this.lines[index]!;
-    });
-    return { rows: count, offsets, lengths, lines };
-  }
 }
 
 /**
@@ -250,14 +137,7 @@ export async function* readNdjsonInKeyOrder(
     for (let i = 0; i < order.rows; i++) {
       const length = order.lengths[i]!;
       if (length > buf.length) buf = Buffer.allocUnsafe(length);
-      // Read synchronously: a line is a few kilobytes, most often in the page cache, and an
-      // asynchronous read per line costs more than the read.
-      let got = 0;
-      while (got < length) {
-        const n = readSync(file.fd, buf, got, length - got, order.offsets[i]! + got);
-        if (n === 0) break;
-        got += n;
-      }
+      const got = readRow(file.fd, buf, 0, length, order.offsets[i]!);
       const line = order.lines[i]!;
       const row = reader.row(buf.toString('utf8', 0, got), line);
       if (row !== null) yield { row, where: reader.where(line) };

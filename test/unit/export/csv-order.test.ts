@@ -97,6 +97,7 @@ describe('a CSV export file read in key order', () => {
       'domain_normalized,status\na.example,x\r\nb.example,y\n', // CRLF and LF both
       'domain_normalized,status\ra.example,x\rb.example,y\r', // carriage returns alone
       'domain_normalized,status\na.example,"x\nb.example,y\n', // a quote left open
+      'domain_normalized,status\na.example,x\r', // a carriage return at the end of an LF file
       'domain,status\na.example,x\n', // no key column: refused in file order
       '',
     ])
