@@ -1,35 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCsvInKeyOrder, scanCsvKeys } from '../../../pipelines/export/csv-order.js';
 import { readExportRows } from '../../../pipelines/export/index.js';
-import type { ExportRowInput } from '../../../src/mirror/store/export-load.js';
 import { AbortedError } from '../../../src/util/domain-sync-error.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { exportFile, keyOfRow, readAllRows, sortedByKey } from '../../helpers/export-rows.js';
 
-type Read = { row: ExportRowInput; where: string };
-
-async function all(rows: AsyncIterable<Read>): Promise<Read[]> {
-  const out: Read[] = [];
-  for await (const r of rows) out.push(r);
-  return out;
-}
-
-async function file(text: string): Promise<string> {
-  const path = join(await tempDir('domain-sync-csv-order-'), 'export.csv');
-  writeFileSync(path, text);
-  return path;
-}
-
-const keyOf = (r: Read): string => r.row.profile.domain_normalized;
-
-/** The rows in file order, sorted stably by their keys' UTF-8 bytes: what the key order must be. */
-function byKey(rows: Read[]): Read[] {
-  return rows
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => Buffer.compare(Buffer.from(keyOf(a.r)), Buffer.from(keyOf(b.r))) || a.i - b.i)
-    .map(({ r }) => r);
-}
+const file = (text: string): Promise<string> => exportFile('export.csv', text);
 
 describe('a CSV export file read in key order', () => {
   for (const eol of ['\n', '\r\n']) {
@@ -46,15 +21,15 @@ describe('a CSV export file read in key order', () => {
         'last,a.example,[],z',
       ];
       const path = await file(records.join(eol));
-      const inFileOrder = await all(readExportRows(path, 'csv'));
+      const inFileOrder = await readAllRows(readExportRows(path, 'csv'));
       expect(inFileOrder).toHaveLength(5);
       const order = await scanCsvKeys(path);
       expect(order).toBeDefined();
       expect(order!.rows).toBe(5);
       const unknownColumns = new Set<string>();
-      const inKeyOrder = await all(readCsvInKeyOrder(order!, { unknownColumns }));
-      expect(inKeyOrder).toEqual(byKey(inFileOrder));
-      expect(inKeyOrder.map(keyOf)).toEqual([
+      const inKeyOrder = await readAllRows(readCsvInKeyOrder(order!, { unknownColumns }));
+      expect(inKeyOrder).toEqual(sortedByKey(inFileOrder));
+      expect(inKeyOrder.map(keyOfRow)).toEqual([
         'a.example',
         'b,"x".example',
         'b,"x".example',
@@ -82,8 +57,8 @@ describe('a CSV export file read in key order', () => {
       `domain_normalized,note\n${big('z.example')}\n${big('a.example')}\nk.example,short`,
     );
     const order = await scanCsvKeys(path);
-    const rows = await all(readCsvInKeyOrder(order!));
-    expect(rows.map(keyOf)).toEqual(['a.example', 'k.example', 'z.example']);
+    const rows = await readAllRows(readCsvInKeyOrder(order!));
+    expect(rows.map(keyOfRow)).toEqual(['a.example', 'k.example', 'z.example']);
     expect((rows[0]!.row.profile as unknown as Record<string, unknown>).note).toHaveLength(1_500_000);
     expect(rows.map((r) => r.where.slice(path.length))).toEqual([
       ' row 2 (line 3)',
@@ -107,7 +82,7 @@ describe('a CSV export file read in key order', () => {
   it('a record with another number of cells is refused, naming its row', async () => {
     const path = await file('domain_normalized,status\nb.example,x\na.example,y,extra\nc.example,z\n');
     const order = await scanCsvKeys(path);
-    await expect(all(readCsvInKeyOrder(order!))).rejects.toMatchObject({
+    await expect(readAllRows(readCsvInKeyOrder(order!))).rejects.toMatchObject({
       code: 'ERR_EXPORT_FILE_INVALID',
       message: expect.stringContaining(`${path}: not a readable CSV file near line 3`),
     });

@@ -1,36 +1,11 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readExportRows } from '../../../pipelines/export/index.js';
 import { readNdjsonInKeyOrder, scanNdjsonKeys } from '../../../pipelines/export/ndjson-order.js';
-import type { ExportRowInput } from '../../../src/mirror/store/export-load.js';
 import { AbortedError } from '../../../src/util/domain-sync-error.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { exportFile, keyOfRow, readAllRows, sortedByKey } from '../../helpers/export-rows.js';
 
-type Read = { row: ExportRowInput; where: string };
-
-async function all(rows: AsyncIterable<Read>): Promise<Read[]> {
-  const out: Read[] = [];
-  for await (const r of rows) out.push(r);
-  return out;
-}
-
-async function file(text: string): Promise<string> {
-  const path = join(await tempDir('domain-sync-ndjson-order-'), 'export.ndjson');
-  writeFileSync(path, text);
-  return path;
-}
-
-const keyOf = (r: Read): string => r.row.profile.domain_normalized;
+const file = (text: string): Promise<string> => exportFile('export.ndjson', text);
 const line = (o: Record<string, unknown>): string => JSON.stringify(o);
-
-/** The rows in file order, sorted stably by their keys' UTF-8 bytes: what the key order must be. */
-function byKey(rows: Read[]): Read[] {
-  return rows
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => Buffer.compare(Buffer.from(keyOf(a.r)), Buffer.from(keyOf(b.r))) || a.i - b.i)
-    .map(({ r }) => r);
-}
 
 describe('an NDJSON export file read in key order', () => {
   it('gives the rows a read in file order gives, sorted by key, the same key in file order, each named by its line', async () => {
@@ -54,15 +29,15 @@ describe('an NDJSON export file read in key order', () => {
       line({ domain_normalized: 'k.example', status: 'last' }),
     ];
     const path = await file(lines.join('\n'));
-    const inFileOrder = await all(readExportRows(path, 'json'));
+    const inFileOrder = await readAllRows(readExportRows(path, 'json'));
     expect(inFileOrder).toHaveLength(10);
 
     const order = await scanNdjsonKeys(path);
     expect(order.rows).toBe(10);
     const unknownColumns = new Set<string>();
-    const inKeyOrder = await all(readNdjsonInKeyOrder(order, { unknownColumns }));
-    expect(inKeyOrder).toEqual(byKey(inFileOrder));
-    expect(inKeyOrder.map(keyOf)).toEqual([
+    const inKeyOrder = await readAllRows(readNdjsonInKeyOrder(order, { unknownColumns }));
+    expect(inKeyOrder).toEqual(sortedByKey(inFileOrder));
+    expect(inKeyOrder.map(keyOfRow)).toEqual([
       '1.example',
       'a.example',
       'b.example',
@@ -74,11 +49,11 @@ describe('an NDJSON export file read in key order', () => {
       'é.example',
       'ü.example',
     ]);
-    expect(inKeyOrder.filter((r) => keyOf(r) === 'b.example').map((r) => r.row.profile.status)).toEqual([
+    expect(inKeyOrder.filter((r) => keyOfRow(r) === 'b.example').map((r) => r.row.profile.status)).toEqual([
       'first',
       'second',
     ]);
-    expect(inKeyOrder.find((r) => keyOf(r) === 'k.example')!.where).toBe(`${path} line 12`);
+    expect(inKeyOrder.find((r) => keyOfRow(r) === 'k.example')!.where).toBe(`${path} line 12`);
     expect([...unknownColumns]).toEqual(['extra_note']);
   });
 
@@ -90,8 +65,8 @@ describe('an NDJSON export file read in key order', () => {
       `${big('z.example')}\n${big('a.example')}\n${line({ domain_normalized: long[0] })}\n`,
     );
     const order = await scanNdjsonKeys(path);
-    const rows = await all(readNdjsonInKeyOrder(order));
-    expect(rows.map(keyOf)).toEqual(['a.example', long[0], 'z.example']);
+    const rows = await readAllRows(readNdjsonInKeyOrder(order));
+    expect(rows.map(keyOfRow)).toEqual(['a.example', long[0], 'z.example']);
     expect((rows[0]!.row.profile as { related_domains: string[] }).related_domains).toHaveLength(60_000);
     expect(rows.map((r) => r.where.slice(path.length))).toEqual([' line 2', ' line 3', ' line 1']);
   });
@@ -115,7 +90,7 @@ describe('an NDJSON export file read in key order', () => {
       `${line({ domain_normalized: 'b.example' })}\n{"domain_normalized":"a.example",\n`,
     );
     const order = await scanNdjsonKeys(path);
-    await expect(all(readNdjsonInKeyOrder(order))).rejects.toMatchObject({
+    await expect(readAllRows(readNdjsonInKeyOrder(order))).rejects.toMatchObject({
       code: 'ERR_EXPORT_FILE_INVALID',
       message: expect.stringContaining(`${path} line 2: not a JSON object`),
     });
