@@ -252,33 +252,29 @@ const CLIENT_PROFILE = {
     'in loses up to a tenth, one reason single rounds spread as far as they do.',
 };
 
-async function optionalBench(name: string, file: string, fn: string): Promise<BenchModule | undefined> {
-  if (!existsSync(join(import.meta.dirname, `${file}.js`))) return undefined;
-  const mod = (await import(`./${file}.js`)) as Record<string, unknown>;
-  const run = mod[fn] as (() => Promise<unknown>) | undefined;
+/** What bench/NAME.ts exports for the report, if it exists: its figures (tagged with the bench) and notes. */
+async function reportParts(
+  name: string,
+): Promise<
+  { mod: Record<string, unknown>; figures?: BenchModule['figures']; notes?: BenchModule['notes'] } | undefined
+> {
+  if (!existsSync(join(import.meta.dirname, `${name}.js`))) return undefined;
+  const mod = (await import(`./${name}.js`)) as Record<string, unknown>;
   const figures = mod.benchFigures as BenchModule['figures'] | undefined;
   const notes = mod.benchNotes as BenchModule['notes'] | undefined;
-  if (!run || !figures) return undefined;
   return {
-    run: () => run(),
-    figures: (r) => figures(r).map((f) => ({ ...f, bench: name })),
+    mod,
+    ...(figures ? { figures: (r: unknown) => figures(r).map((f) => ({ ...f, bench: name })) } : {}),
     ...(notes ? { notes } : {}),
   };
 }
 
-/** `benchNotes` of a bench in its own module (bench/NAME.ts), if it has one. */
-async function moduleNotes(name: string): Promise<BenchModule['notes']> {
-  if (!existsSync(join(import.meta.dirname, `${name}.js`))) return undefined;
-  const mod = (await import(`./${name}.js`)) as Record<string, unknown>;
-  return mod.benchNotes as BenchModule['notes'];
-}
-
-/** The figures function of an optional bench module (as optionalBench loads it), if it has one. */
-async function moduleFigures(name: string): Promise<BenchModule['figures'] | undefined> {
-  if (!existsSync(join(import.meta.dirname, `${name}.js`))) return undefined;
-  const mod = (await import(`./${name}.js`)) as Record<string, unknown>;
-  const figures = mod.benchFigures as BenchModule['figures'] | undefined;
-  return figures && ((r) => figures(r).map((f) => ({ ...f, bench: name })));
+/** A bench in its own module (bench/NAME.ts) that exports `fn` and its figures. */
+async function optionalBench(name: string, fn: string): Promise<BenchModule | undefined> {
+  const parts = await reportParts(name);
+  const run = parts?.mod[fn] as (() => Promise<unknown>) | undefined;
+  if (!run || !parts?.figures) return undefined;
+  return { run: () => run(), figures: parts.figures, ...(parts.notes ? { notes: parts.notes } : {}) };
 }
 
 async function main(): Promise<void> {
@@ -295,13 +291,13 @@ async function main(): Promise<void> {
   for (const name of names) {
     const load =
       name === 'export'
-        ? await optionalBench('export', 'export', 'runExportBench')
+        ? await optionalBench('export', 'runExportBench')
         : name === 'enrich'
-          ? await optionalBench('enrich', 'enrich', 'runEnrichBench')
+          ? await optionalBench('enrich', 'runEnrichBench')
           : name === 'ui'
-            ? await optionalBench('ui', 'ui', 'runUiBench')
+            ? await optionalBench('ui', 'runUiBench')
             : name === 'publish'
-              ? await optionalBench('publish', 'publish', 'runPublishBench')
+              ? await optionalBench('publish', 'runPublishBench')
               : await BENCHES[name]?.();
     if (!load) {
       console.error(`unknown or unavailable benchmark "${name}" (known: ${all.join(', ')})`);
@@ -378,12 +374,13 @@ export async function writeReport(): Promise<void> {
     // Notes and figures are derived from the stored result, so a reworded note or a figure shown
     // with other digits needs no new measurement.
     const module = BENCHES[name] ? await BENCHES[name]() : undefined;
-    const figuresOf = module?.figures ?? (await moduleFigures(name));
+    const parts = await reportParts(name);
+    const figuresOf = module?.figures ?? parts?.figures;
     if (figuresOf !== undefined) record.figures = figuresOf(record.result);
     current.set(name, record);
     for (const f of record.figures)
       if (f.met === false) missed.push(`${name}: ${f.figure} (${f.ratio}, target ${f.target})`);
-    const notesOf = module?.notes ?? (await moduleNotes(name));
+    const notesOf = module?.notes ?? parts?.notes;
     const notes = notesOf ? notesOf(record.result) : (record.notes ?? []);
     lines.push(
       `## ${name}`,

@@ -88,19 +88,20 @@ function blankBytes(buf: Buffer, start: number, end: number): boolean {
  */
 export async function scanNdjsonKeys(path: string, options: ScanOptions = {}): Promise<ExportKeyOrder> {
   const rows = new ScanRows();
-  // Only the first row needs its layout checked; parsing lines for their keys collects nothing.
-  let firstReader: NdjsonRowReader | undefined = new NdjsonRowReader(path);
+  // Parses the lines whose key is not read from their bytes. The first non-blank line always is, so
+  // that this reader checks the file's layout on it, as a read in file order does.
+  const reader = new NdjsonRowReader(path);
+  let layoutChecked = false;
   /** Records line `line`, `buf[start, end)`, unless it is blank. */
   const record = (buf: Buffer, start: number, end: number, offset: number, line: number): void => {
-    if (firstReader === undefined) {
+    if (layoutChecked) {
       const fast = keyFromBytes(buf, start, end);
       if (fast !== undefined) return rows.push(buf, fast.start, fast.end, offset, end - start, line);
       if (blankBytes(buf, start, end)) return;
     }
-    const reader = firstReader ?? new NdjsonRowReader(path);
     const row = reader.row(buf.toString('utf8', start, end), line);
     if (row === null) return;
-    firstReader = undefined;
+    layoutChecked = true;
     const key = row.profile.domain_normalized as unknown;
     // A row without a text key is refused when it is written, naming its line; any place will do.
     const bytes = Buffer.from(typeof key === 'string' ? key : '', 'utf8');
