@@ -82,6 +82,32 @@ const SELECT_PROFILE_STATE = `
   SELECT domain_normalized, profile_hash FROM domains
   WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
 
+/**
+ * The stored profile columns of domains whose profile hash differs from the one given, in the
+ * order of {@link CONTENT_PARAMS}, and whether the row is in the current layout (no raw profile).
+ */
+const SELECT_PROFILE_CONTENT = `
+  SELECT domain_normalized, domain, status, last_enriched_at, operator_name, operator_legal_entity_name,
+         operator_country, brand_name, brand_slug, profile_extra, raw_profile IS NULL AS current_layout
+  FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?)) AND profile_synced_at IS NOT NULL`;
+
+/** Where the content columns of SELECT_PROFILE_CONTENT are in a profile's domain row parameters. */
+const CONTENT_PARAMS: ReadonlyArray<readonly [column: string, param: number]> = [
+  ['domain', 1],
+  ['status', 2],
+  ['last_enriched_at', 3],
+  ['operator_name', 4],
+  ['operator_legal_entity_name', 5],
+  ['operator_country', 6],
+  ['brand_name', 7],
+  ['brand_slug', 8],
+  ['profile_extra', 13],
+];
+
+/** A profile whose content is stored but whose hash differs: the new hash alone is written. */
+const SET_PROFILE_HASH = `
+  UPDATE domains SET profile_hash = ?, change_seq = ? WHERE domain_normalized = ?`;
+
 const UPSERT_PROFILE = `
   INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
                        operator_legal_entity_name, operator_country, brand_name, brand_slug,
@@ -174,6 +200,8 @@ interface ProfileRows {
   sections: Array<{ section: string; data: string | null }>;
   /** Listing columns written with the profile (see {@link UpsertProfilesOptions.listing}). */
   listing?: ListingColumns;
+  /** The stored domain row holds this content already; only its hash differs. */
+  sameContent?: boolean;
 }
 
 /**
@@ -250,6 +278,9 @@ function profileRows(
  * - The service's `first_seen_at`/`last_confirmed_at` are stored as given (normalised);
  *   `mirror_first_seen_at`/`mirror_updated_at` are our own bookkeeping.
  * - Idempotent: the same data again rewrites no row. The domain row is compared without `meta`.
+ * - The same content with its keys in another order (an export row after the API's profile of
+ *   the domain): the domain row keeps its columns, `meta` and times, and only its `profile_hash`
+ *   (with `change_seq`) is rewritten; the children and sections are compared row by row as ever.
  * - A domain given twice in one call: the last profile wins.
  */
 export function upsertProfiles(
@@ -296,6 +327,7 @@ export function upsertProfiles(
   const readDomains = cachedStatement(mirror, SELECT_PROFILE_STATE);
   const upsertDomain = cachedStatement(mirror, UPSERT_PROFILE);
   const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
+  const setHash = cachedStatement(mirror, SET_PROFILE_HASH);
   const withListing =
     options.listing === undefined ? undefined : cachedStatement(mirror, UPSERT_PROFILE_WITH_LISTING);
   const withHeldListing =
@@ -326,6 +358,10 @@ export function upsertProfiles(
         if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
       }
     }
+    markSameContent(
+      mirror,
+      changed.filter((p) => (storedHash.get(p.key) ?? null) !== null),
+    );
     result.domains.unchanged = all.length - changed.length;
     // One change sequence value for every row this transaction writes (migration 0005); none is
     // taken when nothing will be written, so an unchanged batch changes no row at all.
@@ -345,24 +381,31 @@ export function upsertProfiles(
 
     for (const p of changed) {
       // Domain first: the child tables reference it.
-      if (storedHash.has(p.key)) result.domains.updated++;
-      else result.domains.inserted++;
       wrote = true;
-      const held =
-        p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
-      if (held !== undefined && withHeldListing !== undefined) {
-        const params = [...p.domain];
-        params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
-        withHeldListing.run(
-          ...params,
-          changeSeq,
-          held.companyName,
-          held.listingLastEnrichedAt,
-          held.listedAt,
-        );
-      } else if (p.listing === undefined || withListing === undefined)
-        upsertDomain.run(...p.domain, changeSeq);
-      else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
+      if (p.sameContent === true) {
+        // The row holds this content already: its new hash alone (the listing columns below).
+        result.domains.unchanged++;
+        setHash.run(p.profileHash, changeSeq, p.key);
+        if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
+      } else {
+        if (storedHash.has(p.key)) result.domains.updated++;
+        else result.domains.inserted++;
+        const held =
+          p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
+        if (held !== undefined && withHeldListing !== undefined) {
+          const params = [...p.domain];
+          params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
+          withHeldListing.run(
+            ...params,
+            changeSeq,
+            held.companyName,
+            held.listingLastEnrichedAt,
+            held.listedAt,
+          );
+        } else if (p.listing === undefined || withListing === undefined)
+          upsertDomain.run(...p.domain, changeSeq);
+        else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
+      }
       const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
       if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
       if (p.paymentMethods !== null)
@@ -406,4 +449,33 @@ export function upsertProfiles(
   result.paymentMethodsRemoved = paymentMethods.counts.removed;
   result.paymentMethodsRestored = paymentMethods.counts.restored;
   return result;
+}
+
+/**
+ * Marks the `candidates` (profiles whose hash differs from their domain's stored one) whose stored
+ * domain row already holds their content (the same profile columns and profile_extra, in the
+ * current layout): their hash differs only because the
+ * same profile came with its keys in another order (an export row against the API's profile, or
+ * a service that orders keys freely), and rewriting the whole row with every index it is in would
+ * change nothing. Their licences, payment methods and sections are still compared row by row.
+ */
+function markSameContent(mirror: Mirror, candidates: ProfileRows[]): void {
+  if (candidates.length === 0) return;
+  const read = cachedStatement(mirror, SELECT_PROFILE_CONTENT);
+  const stored = new Map<string, Record<string, unknown>>();
+  for (const row of read.all(JSON.stringify(candidates.map((p) => p.key))) as Array<Record<string, unknown>>)
+    stored.set(row.domain_normalized as string, row);
+  if (stored.size === 0) return;
+  for (const p of candidates) {
+    const row = stored.get(p.key);
+    if (row === undefined || row.current_layout !== 1) continue;
+    let same = true;
+    for (const [column, param] of CONTENT_PARAMS) {
+      if (row[column] !== p.domain[param]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) p.sameContent = true;
+  }
 }

@@ -200,7 +200,7 @@ describe('an export loaded into an empty mirror', () => {
     expect(baselineRows(path)).toEqual(baselineFinishedBy(synced.runId));
   });
 
-  it('into a mirror a sync loaded first, logs the domains it brings as added, as before', async () => {
+  it('into a mirror a sync loaded first, logs the domains it brings as added, as before, and leaves the rows it holds already as they were', async () => {
     const sim = await startTestSimulator({ domains: 300, timeScale: 0.01, seed: 43 });
     const dir = await tempDir('domain-sync-export-baseline-after-sync-');
     const path = `${dir}/mirror.sqlite`;
@@ -209,10 +209,23 @@ describe('an export loaded into an empty mirror', () => {
     const finished = baselineRows(path);
     expect(finished[0]!.finished_at).toEqual(expect.any(String));
 
+    // The domain rows as the sync wrote them: an export row holds the same content with its keys
+    // in another order and without meta, which rewrites only each row's hash.
+    const rowsOf = () =>
+      queryMirror(
+        path,
+        `SELECT domain_normalized, domain, status, last_enriched_at, operator_name, brand_slug,
+                observed_at, freshness_age_seconds, profile_extra, profile_synced_at, last_synced_at
+         FROM domains ORDER BY domain_normalized`,
+      );
+    const synchedRows = rowsOf();
+    expect(synchedRows.every((row) => row.observed_at !== null)).toBe(true);
     const added = addDomainWithChildren(sim);
     const loaded = await run(sim, dir, { format: 'json' });
     expect(loaded.status).toBe('done');
     expect(loaded.stats.baseline).toBe(false);
+    const synchedKeys = new Set(synchedRows.map((row) => row.domain_normalized));
+    expect(rowsOf().filter((row) => synchedKeys.has(row.domain_normalized))).toEqual(synchedRows);
     expect(loaded.stats.indexesDeferred).toBe(0);
     expect(diffMirrorWithTruth(path, sim)).toEqual([]);
     const ofAdded = counts(path, added);

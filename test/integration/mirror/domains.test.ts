@@ -128,6 +128,72 @@ describe('upsertProfiles', () => {
     expect(await totalChanges(mirror)).toBe(before);
   });
 
+  it('the same content with its keys in another order: only the hash is rewritten, and a real change still is', async () => {
+    const mirror = await tempMirror();
+    const { sqlite } = mirrorInternals(mirror);
+    const domainRow = () =>
+      sqlite.prepare("SELECT * FROM domains WHERE domain_normalized = 'a.example'").get() as Record<
+        string,
+        unknown
+      >;
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+    const first = domainRow();
+    // As an export row brings it: the same values, the keys in another order, no meta.
+    const { meta, ...rest } = profile('a.example');
+    void meta;
+    const reordered = Object.fromEntries(Object.entries(rest).reverse()) as unknown as DomainProfileInput;
+    reordered.operator = Object.fromEntries(Object.entries(rest.operator!).reverse());
+    const before = await totalChanges(mirror);
+    const second = upsertProfiles(mirror, [reordered], { syncedAt: T2 });
+    expect(second).toMatchObject({
+      domains: { inserted: 0, updated: 0, unchanged: 1 },
+      licencesAdded: 0,
+      licencesChanged: 0,
+      paymentMethodsAdded: 0,
+      paymentMethodsChanged: 0,
+      sectionsWritten: 0,
+    });
+    // The domain row and the change counter's row: nothing else.
+    expect((await totalChanges(mirror)) - before).toBe(2);
+    const { meta: _meta, ...reorderedRest } = reordered;
+    void _meta;
+    const hash = createHash('sha1').update(JSON.stringify(reorderedRest)).digest('base64');
+    const afterSecond = domainRow();
+    expect(afterSecond.profile_hash).toBe(hash);
+    expect(afterSecond.profile_hash).not.toBe(first.profile_hash);
+    expect(afterSecond.change_seq).toBeGreaterThan(first.change_seq as number);
+    // Everything else as the first profile left it: its meta, its times.
+    const unchangedColumns = { ...first, profile_hash: hash, change_seq: afterSecond.change_seq };
+    expect(afterSecond).toEqual(unchangedColumns);
+
+    // Again in the same order: the hash matches, nothing is written.
+    const again = await totalChanges(mirror);
+    upsertProfiles(mirror, [reordered], { syncedAt: T3 });
+    expect(await totalChanges(mirror)).toBe(again);
+
+    // A changed column in the other order is a change: the row is rewritten.
+    const changed = { ...reordered, brand: { slug: 'acme', name: 'Acme Two' } } as DomainProfileInput;
+    const third = upsertProfiles(mirror, [changed], { syncedAt: T3 });
+    expect(third.domains).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
+    expect(domainRow()).toMatchObject({ brand_name: 'Acme Two', last_synced_at: T3, observed_at: null });
+  });
+
+  it('a row as a mirror before migration 0010 holds it is rewritten, whatever its columns hold', async () => {
+    const mirror = await tempMirror();
+    const { sqlite } = mirrorInternals(mirror);
+    upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+    sqlite.prepare('UPDATE domains SET raw_profile = \'{"old":true}\'').run();
+    const reordered = Object.fromEntries(
+      Object.entries(profile('a.example')).reverse(),
+    ) as unknown as DomainProfileInput;
+    const result = upsertProfiles(mirror, [reordered], { syncedAt: T2 });
+    expect(result.domains).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
+    const row = sqlite
+      .prepare("SELECT raw_profile, last_synced_at FROM domains WHERE domain_normalized = 'a.example'")
+      .get();
+    expect(row).toEqual({ raw_profile: null, last_synced_at: T2 });
+  });
+
   it('keeps history: removed payment method gets removed_at, comes back cleared; an absent section removes nothing', async () => {
     const mirror = await tempMirror();
     upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
