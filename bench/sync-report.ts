@@ -1144,4 +1144,15 @@ const SYNC_KEY_ORDER_NOTE =
   'bare undici loop with the same 8 MB young generation for 180 (604 ms): the main thread collects ' +
   'about as much as the bare loop does. The writer thread ran 153 (232 ms). In these runs the bare ' +
   'undici loop took 74–89 µs of CPU per profile, the sync 260–324, and the sync with its profile ' +
-  'writes discarded 149–159.';
+  'writes discarded 149–159. ' +
+  'The upper bound of the key order, measured by hand on 2026-11-29 from 07:20Z (AMD EPYC, 2 cores): a ' +
+  'simulator that listed its catalogue sorted by domain, so that the listing rows, the profiles and ' +
+  'every batch reached the writer in key order, against the same simulator listing as it does, full ' +
+  'syncs of 50,000 domains on loopback, three alternating rounds: the writer thread took 98–100 µs per ' +
+  'profile against 101–138, but the whole process 230–241 against 218–295 (the bare undici loop 57–82): ' +
+  'even in the order a prototype could at best reach, the writes save about a tenth of the writer and ' +
+  'nothing measurable of the total. The sync targets need about 70 µs less per profile. Tried the same ' +
+  'morning and not kept: write requests of 250 or 100 profiles instead of 1,000 (smaller batches of ' +
+  'texts held on the main thread until they are sent; full syncs of 50,000 domains, six alternating ' +
+  'rounds in two sets): the threads other than the main and writer threads (V8 helpers) took 33–49 µs ' +
+  'per profile against 42–55, but the total 240–337 against 249–337, inside the spread.';
