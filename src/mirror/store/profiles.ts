@@ -6,6 +6,7 @@ import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { baselineOpen } from './baseline.js';
 import type { HeldListing } from './held-listing.js';
 import { childRows, keyedChildWriter } from './child-history.js';
+import type { ChildHistoryCounts } from './child-history.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, profileExtra } from './profile-fields.js';
 import type { LicenceRow, PaymentMethodRow } from './profile-fields.js';
 import {
@@ -83,8 +84,8 @@ const SELECT_PROFILE_STATE = `
   WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
 
 /**
- * The stored profile columns of domains whose profile hash differs from the one given, in the
- * order of {@link CONTENT_PARAMS}, and whether the row is in the current layout (no raw profile).
+ * The stored profile columns that {@link CONTENT_PARAMS} compares, of the given domains that have
+ * a profile, and whether each row is in the current layout (no whole raw profile kept).
  */
 const SELECT_PROFILE_CONTENT = `
   SELECT domain_normalized, domain, status, last_enriched_at, operator_name, operator_legal_entity_name,
@@ -278,9 +279,9 @@ function profileRows(
  * - The service's `first_seen_at`/`last_confirmed_at` are stored as given (normalised);
  *   `mirror_first_seen_at`/`mirror_updated_at` are our own bookkeeping.
  * - Idempotent: the same data again rewrites no row. The domain row is compared without `meta`.
- * - The same content with its keys in another order (an export row after the API's profile of
- *   the domain): the domain row keeps its columns, `meta` and times, and only its `profile_hash`
- *   (with `change_seq`) is rewritten; the children and sections are compared row by row as ever.
+ * - The same profile with its keys in another order (an export row after the API's response for
+ *   the domain), nothing else changed: the domain row keeps its columns, `meta` and times, and
+ *   only its `profile_hash` (with `change_seq`) is rewritten.
  * - A domain given twice in one call: the last profile wins.
  */
 export function upsertProfiles(
@@ -379,33 +380,35 @@ export function upsertProfiles(
       known.filter((p) => p.paymentMethods !== null).map((p) => p.key),
     );
 
+    const writeDomainRow = (p: ProfileRows): void => {
+      if (storedHash.has(p.key)) result.domains.updated++;
+      else result.domains.inserted++;
+      const held =
+        p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
+      if (held !== undefined && withHeldListing !== undefined) {
+        const params = [...p.domain];
+        params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
+        withHeldListing.run(
+          ...params,
+          changeSeq,
+          held.companyName,
+          held.listingLastEnrichedAt,
+          held.listedAt,
+        );
+      } else if (p.listing === undefined || withListing === undefined)
+        upsertDomain.run(...p.domain, changeSeq);
+      else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
+    };
+    /** Rows of the child and section tables written so far in this call. */
+    const childWrites = (): number =>
+      countsTotal(licences.counts) + countsTotal(paymentMethods.counts) + result.sectionsWritten;
+
     for (const p of changed) {
-      // Domain first: the child tables reference it.
       wrote = true;
-      if (p.sameContent === true) {
-        // The row holds this content already: its new hash alone (the listing columns below).
-        result.domains.unchanged++;
-        setHash.run(p.profileHash, changeSeq, p.key);
-        if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
-      } else {
-        if (storedHash.has(p.key)) result.domains.updated++;
-        else result.domains.inserted++;
-        const held =
-          p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
-        if (held !== undefined && withHeldListing !== undefined) {
-          const params = [...p.domain];
-          params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
-          withHeldListing.run(
-            ...params,
-            changeSeq,
-            held.companyName,
-            held.listingLastEnrichedAt,
-            held.listedAt,
-          );
-        } else if (p.listing === undefined || withListing === undefined)
-          upsertDomain.run(...p.domain, changeSeq);
-        else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
-      }
+      // Domain first, since the child tables reference it; a domain row that may hold this content
+      // already (sameContent) is written after its children, once it is known whether they changed.
+      if (p.sameContent !== true) writeDomainRow(p);
+      const writesBefore = childWrites();
       const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
       if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
       if (p.paymentMethods !== null)
@@ -419,6 +422,17 @@ export function upsertProfiles(
           syncedAt,
           changeSeq,
         ).changes;
+      }
+      if (p.sameContent !== true) continue;
+      if (childWrites() > writesBefore) {
+        // Something of the profile changed after all: the row is rewritten, as for any change.
+        writeDomainRow(p);
+      } else {
+        // The whole profile is stored already: the row keeps its columns, meta and times, and
+        // takes the new hash alone (and the listing columns, below).
+        result.domains.unchanged++;
+        setHash.run(p.profileHash, changeSeq, p.key);
+        if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
       }
     }
     if (unchangedListing.length > 0) {
@@ -453,11 +467,12 @@ export function upsertProfiles(
 
 /**
  * Marks the `candidates` (profiles whose hash differs from their domain's stored one) whose stored
- * domain row already holds their content (the same profile columns and profile_extra, in the
- * current layout): their hash differs only because the
- * same profile came with its keys in another order (an export row against the API's profile, or
- * a service that orders keys freely), and rewriting the whole row with every index it is in would
- * change nothing. Their licences, payment methods and sections are still compared row by row.
+ * domain row holds their profile columns and profile_extra already, in the current layout. Their
+ * hash may differ only because the same profile came with its keys in another order (an export
+ * row against the API's response, or a service that orders keys freely); whether it did is known
+ * once their licences, payment methods and sections are compared, row by row as ever. When none
+ * of those changed either, rewriting the whole row, with every index it is in, would change
+ * nothing but the hash.
  */
 function markSameContent(mirror: Mirror, candidates: ProfileRows[]): void {
   if (candidates.length === 0) return;
@@ -478,4 +493,9 @@ function markSameContent(mirror: Mirror, candidates: ProfileRows[]): void {
     }
     if (same) p.sameContent = true;
   }
+}
+
+/** Rows a {@link ChildHistoryCounts} counts as written. */
+function countsTotal(counts: ChildHistoryCounts): number {
+  return counts.added + counts.changed + counts.removed + counts.restored;
 }

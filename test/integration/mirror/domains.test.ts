@@ -128,7 +128,7 @@ describe('upsertProfiles', () => {
     expect(await totalChanges(mirror)).toBe(before);
   });
 
-  it('the same content with its keys in another order: only the hash is rewritten, and a real change still is', async () => {
+  it('the same profile with its keys in another order: only the hash is rewritten; a changed licence or column still rewrites the row', async () => {
     const mirror = await tempMirror();
     const { sqlite } = mirrorInternals(mirror);
     const domainRow = () =>
@@ -171,11 +171,22 @@ describe('upsertProfiles', () => {
     upsertProfiles(mirror, [reordered], { syncedAt: T3 });
     expect(await totalChanges(mirror)).toBe(again);
 
-    // A changed column in the other order is a change: the row is rewritten.
-    const changed = { ...reordered, brand: { slug: 'acme', name: 'Acme Two' } } as DomainProfileInput;
-    const third = upsertProfiles(mirror, [changed], { syncedAt: T3 });
-    expect(third.domains).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
-    expect(domainRow()).toMatchObject({ brand_name: 'Acme Two', last_synced_at: T3, observed_at: null });
+    // A changed licence, the domain's columns the same, is a change of the profile: the row is
+    // rewritten as for any change, its times moved on.
+    const licenceChanged = {
+      ...reordered,
+      licenses: [{ ...licence(), status: 'suspended' }],
+    } as DomainProfileInput;
+    const third = upsertProfiles(mirror, [licenceChanged], { syncedAt: T3 });
+    expect(third).toMatchObject({ domains: { inserted: 0, updated: 1, unchanged: 0 }, licencesChanged: 1 });
+    expect(domainRow()).toMatchObject({ last_synced_at: T3, profile_synced_at: T3, observed_at: null });
+
+    // So is a changed column, in either order.
+    const T4 = '2025-04-04T00:00:00.000Z';
+    const changed = { ...licenceChanged, brand: { slug: 'acme', name: 'Acme Two' } } as DomainProfileInput;
+    const fourth = upsertProfiles(mirror, [changed], { syncedAt: T4 });
+    expect(fourth.domains).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
+    expect(domainRow()).toMatchObject({ brand_name: 'Acme Two', last_synced_at: T4 });
   });
 
   it('a row as a mirror before migration 0010 holds it is rewritten, whatever its columns hold', async () => {
