@@ -222,7 +222,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'peaked at 209 and 213 MB against 220 and 229 MB with the default 2,000 (1,000: 224 and 233; two ' +
       'alternating rounds): the batch is not most of it. Into a mirror that has domains the load reads the ' +
       'file twice and logs the additions of the domains it brings, and keeps its indexes unless it brings at ' +
-      'least as many new domains as the mirror holds (docs/exports.md "Loading"). Since 2026-11-29T09:00Z ' +
+      'least as many new domains as the mirror holds (docs/exports.md "Loading"). Since the run of 2026-11-29T08:12Z ' +
       'the bench also loads the file into a mirror that a full sync of the same catalogue filled first, at ' +
       '200,000 rows (the table at the top; no target). There every row holds a profile the mirror has, its ' +
       'fields in another order than the API sent them, and since that day only its hash is written where ' +

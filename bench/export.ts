@@ -101,7 +101,7 @@ export interface ExportBenchFormatResult {
   /**
    * The same file loaded again, into a mirror that a full sync of the same catalogue filled first
    * (a user who syncs nightly and exports the whole catalogue): measured at sizes up to
-   * {@link AFTER_SYNC_MAX_ROWS} (runs before 2026-11-29T09:00Z did not). No target: the ratio is
+   * {@link AFTER_SYNC_MAX_ROWS} (runs before that of 2026-11-29T08:12Z did not). No target: the ratio is
    * against the ceiling into its own empty tables, its run after the first load and one after this.
    */
   afterSync?: {
