@@ -49,14 +49,15 @@ export interface KeyedChildWriter<Row> {
    * Brings one domain's rows in line with `rows` (from {@link childRows}), given what is stored:
    * upserts new, restored and changed rows, marks the missing ones removed at `at`, and logs each.
    * With `logAdditions` false (a domain's first profile while the mirror's baseline is open:
-   * store/baseline.ts), a new row is written and counted without its `added` row.
+   * store/baseline.ts), a new row is written and counted without its `added` row. Returns how many
+   * of the table's rows it wrote (0: the domain's rows are as given already).
    */
   apply(
     domain: string,
     rows: ReadonlyMap<string, Row>,
     stored: ReadonlyMap<string, StoredChild<Row>> | undefined,
     logAdditions?: boolean,
-  ): void;
+  ): number;
 }
 
 type ChildColumns = { [column: string]: string | null };
@@ -183,6 +184,7 @@ export function keyedChildWriter<Row>(
       return out;
     },
     apply(domain, rows, stored, logAdditions = true) {
+      let written = 0;
       for (const [key, row] of rows) {
         const old = stored?.get(key);
         if (old === undefined) {
@@ -204,18 +206,21 @@ export function keyedChildWriter<Row>(
         for (const c of columns) params.push((row as ChildColumns)[c]);
         params.push(at, at, changeSeq);
         upsert.run(params);
+        written++;
       }
-      if (stored === undefined) return;
+      if (stored === undefined) return written;
       for (const [key, old] of stored) {
         if (old.removed_at === null && !rows.has(key)) {
           counts.removed++;
           const params: unknown[] = [at, at, changeSeq, domain];
           for (const c of table.keyColumns) params.push((old as ChildColumns)[c]);
           remove.run(params);
+          written++;
           const value = table.loggedValue(old);
           log(domain, old, 'removed', value, value);
         }
       }
+      return written;
     },
   };
 }

@@ -6,7 +6,6 @@ import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { baselineOpen } from './baseline.js';
 import type { HeldListing } from './held-listing.js';
 import { childRows, keyedChildWriter } from './child-history.js';
-import type { ChildHistoryCounts } from './child-history.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, profileExtra } from './profile-fields.js';
 import type { LicenceRow, PaymentMethodRow } from './profile-fields.js';
 import {
@@ -84,13 +83,15 @@ const SELECT_PROFILE_STATE = `
   WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
 
 /**
- * The stored profile columns that {@link CONTENT_PARAMS} compares, of the given domains that have
- * a profile, and whether each row is in the current layout (no whole raw profile kept).
+ * The stored profile columns that {@link CONTENT_PARAMS} compares, of the given domains whose row
+ * has a profile in the current layout (a row from before migration 0010 keeps the whole raw
+ * profile, and is rewritten whole).
  */
 const SELECT_PROFILE_CONTENT = `
   SELECT domain_normalized, domain, status, last_enriched_at, operator_name, operator_legal_entity_name,
-         operator_country, brand_name, brand_slug, profile_extra, raw_profile IS NULL AS current_layout
-  FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?)) AND profile_synced_at IS NOT NULL`;
+         operator_country, brand_name, brand_slug, profile_extra
+  FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?))
+    AND profile_synced_at IS NOT NULL AND raw_profile IS NULL`;
 
 /** Where the content columns of SELECT_PROFILE_CONTENT are in a profile's domain row parameters. */
 const CONTENT_PARAMS: ReadonlyArray<readonly [column: string, param: number]> = [
@@ -399,32 +400,30 @@ export function upsertProfiles(
         upsertDomain.run(...p.domain, changeSeq);
       else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
     };
-    /** Rows of the child and section tables written so far in this call. */
-    const childWrites = (): number =>
-      countsTotal(licences.counts) + countsTotal(paymentMethods.counts) + result.sectionsWritten;
 
     for (const p of changed) {
       wrote = true;
       // Domain first, since the child tables reference it; a domain row that may hold this content
       // already (sameContent) is written after its children, once it is known whether they changed.
       if (p.sameContent !== true) writeDomainRow(p);
-      const writesBefore = childWrites();
       const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
-      if (p.licences !== null) licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
+      let childRowsWritten = 0;
+      if (p.licences !== null)
+        childRowsWritten += licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
       if (p.paymentMethods !== null)
-        paymentMethods.apply(p.key, p.paymentMethods, storedPayments.get(p.key), logAdditions);
-      for (const s of p.sections) {
-        result.sectionsWritten += upsertSection.run(
+        childRowsWritten += paymentMethods.apply(
           p.key,
-          s.section,
-          s.data,
-          syncedAt,
-          syncedAt,
-          changeSeq,
-        ).changes;
+          p.paymentMethods,
+          storedPayments.get(p.key),
+          logAdditions,
+        );
+      for (const s of p.sections) {
+        const { changes } = upsertSection.run(p.key, s.section, s.data, syncedAt, syncedAt, changeSeq);
+        result.sectionsWritten += changes;
+        childRowsWritten += changes;
       }
       if (p.sameContent !== true) continue;
-      if (childWrites() > writesBefore) {
+      if (childRowsWritten > 0) {
         // Something of the profile changed after all: the row is rewritten, as for any change.
         writeDomainRow(p);
       } else {
@@ -480,22 +479,9 @@ function markSameContent(mirror: Mirror, candidates: ProfileRows[]): void {
   const stored = new Map<string, Record<string, unknown>>();
   for (const row of read.all(JSON.stringify(candidates.map((p) => p.key))) as Array<Record<string, unknown>>)
     stored.set(row.domain_normalized as string, row);
-  if (stored.size === 0) return;
   for (const p of candidates) {
     const row = stored.get(p.key);
-    if (row === undefined || row.current_layout !== 1) continue;
-    let same = true;
-    for (const [column, param] of CONTENT_PARAMS) {
-      if (row[column] !== p.domain[param]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) p.sameContent = true;
+    if (row !== undefined && CONTENT_PARAMS.every(([column, param]) => row[column] === p.domain[param]))
+      p.sameContent = true;
   }
-}
-
-/** Rows a {@link ChildHistoryCounts} counts as written. */
-function countsTotal(counts: ChildHistoryCounts): number {
-  return counts.added + counts.changed + counts.removed + counts.restored;
 }
