@@ -238,6 +238,23 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '0.39 and 0.41 of the ceiling, against 39.8 and 39.1 s, 0.31 and 0.33, in file order (the ceiling ' +
       '16,077 and 15,475 rows/s). Such a load reads and parses the file twice and writes about 6 `added` ' +
       'change_log rows per domain, which a first load does not.',
+    'Into a mirror as large as the file, holding none of its domains (measured ad hoc on 2026-11-29 from ' +
+      '09:50Z, 200,000 NDJSON rows loaded into a copy of a mirror that a full sync of 200,000 other domains ' +
+      "had filled, their names prefixed so that none is the file's; bench/export.ts children by hand, " +
+      "alternating): the load as it is took 38.6–49.9 s in five runs, 0.33–0.43 of the same round's " +
+      'ceiling, and wrote 1,231,462 `added` change_log rows. Where that time goes, from a CPU profile of one ' +
+      'such load (46.5 s; grouped by bench/export-load-profile.ts): building the 16 indexes set aside, over ' +
+      'the 400,000 domains and their rows, 19 %; licence and payment-method upserts 15 %; domain and section ' +
+      'upserts 14 %; commits and checkpoints 10 %; the change_log inserts 9 %; garbage collection 8 %; ' +
+      'validation 6 %; parsing 5 %. Two changes were tried and not kept. Reading the file once, with the ' +
+      "one-pass load's undo by change sequence (safe there, since the load writes no row the mirror held): " +
+      '41.2 and 37.2 s against 49.9 and 38.6 s (0.40 and 0.39 of the ceiling against 0.33 and 0.37), inside ' +
+      'the spread. Keeping every index up to date instead of setting them aside (the load brings as many new ' +
+      "domains as the mirror holds, the rule's line): 48.8 and 48.1 s against 41.6 and 46.0 s, slower. Into " +
+      'a mirror a full sync of the same catalogue filled, the checking pass reading the file in its own order ' +
+      '(one sequential read) instead of in key order (a read per row, 0.36–0.40 s per pass of 200,000 rows ' +
+      'measured alone, against 0.28–0.30 s in file order): 23.2, 22.7 and 24.6 s against 21.2, 23.1 and ' +
+      '20.7 s (0.64–0.68 of the ceiling against 0.67–0.78), not kept either.',
   ];
   return notes;
 }

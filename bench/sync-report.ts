@@ -1160,4 +1160,7 @@ const SYNC_KEY_ORDER_NOTE =
   '`INSERT … SELECT … FROM json_each(?)` per table, instead of a prepared INSERT per row, took 100 and 110 ' +
   'µs per profile against 83 and 85 (100,000 profiles, those three tables alone, a 32 MiB page cache, two ' +
   'alternating rounds); ' +
-  'the same rows in global key order took 36–40.';
+  "the same rows in global key order took 36–40. Nor is it the start-up: with V8's compile cache " +
+  '(`NODE_COMPILE_CACHE`, which keeps the compiled modules on disk between runs), CLI syncs of 20,000 ' +
+  'domains on loopback used 4.67–5.42 s of user CPU against 4.66–5.68 s without (2026-11-29, 10:10Z, ' +
+  'four alternating pairs), so the CLI does not enable it.';
