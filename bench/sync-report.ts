@@ -1163,4 +1163,9 @@ const SYNC_KEY_ORDER_NOTE =
   "the same rows in global key order took 36–40. Nor is it the start-up: with V8's compile cache " +
   '(`NODE_COMPILE_CACHE`, which keeps the compiled modules on disk between runs), CLI syncs of 20,000 ' +
   'domains on loopback used 4.67–5.42 s of user CPU against 4.66–5.68 s without (2026-11-29, 10:10Z, ' +
-  'four alternating pairs), so the CLI does not enable it.';
+  'four alternating pairs), so the CLI does not enable it. Nor the second isolate: the same full syncs with ' +
+  "the writer on the fetching thread (the run context's `profileWriter: 'inline'`, the same store " +
+  "functions, but the mirror's own connection with its 2 MiB page cache and default checkpoints, and no " +
+  'writer-thread settings) used 287–334 µs of CPU per profile against 261–284 µs with the writer thread, ' +
+  'at 2,976–3,436 against 4,433–5,025 profiles/s (100,000 domains on loopback, three alternating rounds, ' +
+  '2026-11-29 10:48Z; the bare undici loop 70–81 µs).';
