@@ -63,7 +63,7 @@ export function snapshotE2eNotes(e: SnapshotE2eBenchResult): string[] {
 const RUN_SPREAD =
   'The ratio moves with the machine more than with the code. The bench runs since 2026-11-25 measured ' +
   '1.61, 1.49, 1.46, 1.58 and 1.66; on 2026-11-29, with no change to the snapshot since the last of them, ' +
-  'a run at 10:29Z measured 1.85 (ours 2.10–2.45 s, DuckDB 1.25 s, medians of five) and the run in the ' +
+  "a run at 10:29Z measured 1.85 (ours 2.10–2.45 s in its five runs, DuckDB's median 1.25 s) and the run in the " +
   'table, seven minutes later, 1.71 (ours 1.95–2.04 s).';
 
 /**
