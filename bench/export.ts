@@ -272,10 +272,7 @@ function round(n: number): number {
  * Runs a child of this bench: this module with `args` (`--download`, `--load`, `--ceiling`), or
  * another bench child (`script`, with `env`), and returns the JSON of its last output line.
  */
-function runChild(
-  args: string[],
-  other: { script: string; env: Record<string, string> } | undefined = undefined,
-): Promise<unknown> {
+function runChild(args: string[], other?: { script: string; env: Record<string, string> }): Promise<unknown> {
   const script = other?.script ?? fileURLToPath(import.meta.url);
   // EXPORT_BENCH_CPU_PROF=DIR writes a CPU profile of each load child into DIR (docs/benchmarks.md).
   const profile = process.env.EXPORT_BENCH_CPU_PROF;

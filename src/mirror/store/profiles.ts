@@ -9,6 +9,18 @@ import { childRows, keyedChildWriter } from './child-history.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, profileExtra } from './profile-fields.js';
 import type { LicenceRow, PaymentMethodRow } from './profile-fields.js';
 import {
+  SELECT_PROFILE_STATE,
+  CONTENT_PARAMS,
+  SELECT_PROFILE_CONTENT,
+  SET_PROFILE_HASH,
+  UPSERT_PROFILE,
+  UPSERT_PROFILE_WITH_LISTING,
+  INSERT_PROFILE_WITH_HELD_LISTING,
+  FIRST_SYNCED_AT_PARAM,
+  SET_LISTING_COLUMNS,
+  UPSERT_SECTION,
+} from './profile-statements.js';
+import {
   booleanColumn,
   compareKeys,
   integerColumn,
@@ -78,120 +90,6 @@ export interface UpsertProfilesResult {
   sectionsWritten: number;
 }
 
-const SELECT_PROFILE_STATE = `
-  SELECT domain_normalized, profile_hash FROM domains
-  WHERE domain_normalized IN (SELECT value FROM json_each(?))`;
-
-/**
- * The stored profile columns that {@link CONTENT_PARAMS} compares, of the given domains whose row
- * has a profile in the current layout (a row from before migration 0010 keeps the whole raw
- * profile, and is rewritten whole).
- */
-const SELECT_PROFILE_CONTENT = `
-  SELECT domain_normalized, domain, status, last_enriched_at, operator_name, operator_legal_entity_name,
-         operator_country, brand_name, brand_slug, profile_extra
-  FROM domains WHERE domain_normalized IN (SELECT value FROM json_each(?))
-    AND profile_synced_at IS NOT NULL AND raw_profile IS NULL`;
-
-/** Where the content columns of SELECT_PROFILE_CONTENT are in a profile's domain row parameters. */
-const CONTENT_PARAMS: ReadonlyArray<readonly [column: string, param: number]> = [
-  ['domain', 1],
-  ['status', 2],
-  ['last_enriched_at', 3],
-  ['operator_name', 4],
-  ['operator_legal_entity_name', 5],
-  ['operator_country', 6],
-  ['brand_name', 7],
-  ['brand_slug', 8],
-  ['profile_extra', 13],
-];
-
-/** A profile whose content is stored but whose hash differs: the new hash alone is written. */
-const SET_PROFILE_HASH = `
-  UPDATE domains SET profile_hash = ?, change_seq = ? WHERE domain_normalized = ?`;
-
-const UPSERT_PROFILE = `
-  INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
-                       operator_legal_entity_name, operator_country, brand_name, brand_slug,
-                       freshness_age_seconds, served_from_cache, billable, observed_at, profile_extra,
-                       profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (domain_normalized) DO UPDATE SET
-    domain = excluded.domain,
-    status = excluded.status,
-    last_enriched_at = excluded.last_enriched_at,
-    operator_name = excluded.operator_name,
-    operator_legal_entity_name = excluded.operator_legal_entity_name,
-    operator_country = excluded.operator_country,
-    brand_name = excluded.brand_name,
-    brand_slug = excluded.brand_slug,
-    freshness_age_seconds = excluded.freshness_age_seconds,
-    served_from_cache = excluded.served_from_cache,
-    billable = excluded.billable,
-    observed_at = excluded.observed_at,
-    raw_profile = NULL,
-    profile_extra = excluded.profile_extra,
-    profile_hash = excluded.profile_hash,
-    profile_synced_at = excluded.profile_synced_at,
-    last_synced_at = excluded.last_synced_at,
-    change_seq = excluded.change_seq
-  WHERE profile_hash IS NOT excluded.profile_hash`;
-
-/**
- * {@link UPSERT_PROFILE} for a profile that brings its listing columns (an export row): one
- * statement writes both, so a new domain's row is written once and not rewritten by an UPDATE.
- */
-const UPSERT_PROFILE_WITH_LISTING = UPSERT_PROFILE.replace(
-  'profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq)',
-  'profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq, company_name, listing_last_enriched_at)',
-)
-  .replace(
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  )
-  .replace(
-    '    change_seq = excluded.change_seq\n  WHERE profile_hash IS NOT excluded.profile_hash',
-    `    change_seq = excluded.change_seq,
-    company_name = excluded.company_name,
-    listing_last_enriched_at = excluded.listing_last_enriched_at
-  WHERE profile_hash IS NOT excluded.profile_hash
-     OR company_name IS NOT excluded.company_name
-     OR listing_last_enriched_at IS NOT excluded.listing_last_enriched_at`,
-  );
-
-/**
- * A new domain's first profile with its held listing row (held-listing.ts): the row as
- * UPSERT_SUMMARY and then UPSERT_PROFILE would leave it, written once. `first_synced_at` is the
- * listing's time, as the listing's insert would have set it.
- */
-const INSERT_PROFILE_WITH_HELD_LISTING = `
-  INSERT INTO domains (domain_normalized, domain, status, last_enriched_at, operator_name,
-                       operator_legal_entity_name, operator_country, brand_name, brand_slug,
-                       freshness_age_seconds, served_from_cache, billable, observed_at, profile_extra,
-                       profile_hash, profile_synced_at, first_synced_at, last_synced_at, change_seq,
-                       company_name, listing_last_enriched_at, last_listed_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-
-/** Where `first_synced_at` is in a profile's domain row parameters ({@link profileRows}). */
-const FIRST_SYNCED_AT_PARAM = 16;
-
-/**
- * The listing columns alone, for a profile whose content is unchanged (the row exists). It leaves
- * last_listed_at alone: an export is not the GET /domains listing that sync's unlisting relies on.
- */
-const SET_LISTING_COLUMNS = `
-  UPDATE domains SET company_name = ?, listing_last_enriched_at = ?, last_synced_at = ?, change_seq = ?
-  WHERE domain_normalized = ? AND (company_name IS NOT ? OR listing_last_enriched_at IS NOT ?)`;
-
-const UPSERT_SECTION = `
-  INSERT INTO domain_sections (domain_normalized, section, data, mirror_first_seen_at, mirror_updated_at, change_seq)
-  VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT (domain_normalized, section) DO UPDATE SET
-    data = excluded.data,
-    mirror_updated_at = excluded.mirror_updated_at,
-    change_seq = excluded.change_seq
-  WHERE data IS NOT excluded.data`;
-
 interface ProfileRows {
   key: string;
   domain: unknown[];
@@ -234,6 +132,7 @@ function profileRows(
   const operator = objectOrEmpty(p.operator, `${where}.operator`);
   const brand = objectOrEmpty(p.brand, `${where}.brand`);
   const meta = objectOrEmpty(p.meta, `${where}.meta`);
+  // In the order of PROFILE_ROW_COLUMNS (profile-statements.ts), which the statements write.
   const domain = [
     key,
     textColumn(p.domain, `${where}.domain`),
@@ -360,10 +259,9 @@ export function upsertProfiles(
         if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
       }
     }
-    markSameContent(
-      mirror,
-      changed.filter((p) => (storedHash.get(p.key) ?? null) !== null),
-    );
+    /** Whether the mirror holds a profile of the domain (not only its listing row). */
+    const hasStoredProfile = (p: ProfileRows): boolean => (storedHash.get(p.key) ?? null) !== null;
+    markSameContent(mirror, changed.filter(hasStoredProfile));
     result.domains.unchanged = all.length - changed.length;
     // One change sequence value for every row this transaction writes (migration 0005); none is
     // taken when nothing will be written, so an unchanged batch changes no row at all.
@@ -406,7 +304,7 @@ export function upsertProfiles(
       // Domain first, since the child tables reference it; a domain row that may hold this content
       // already (sameContent) is written after its children, once it is known whether they changed.
       if (p.sameContent !== true) writeDomainRow(p);
-      const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
+      const logAdditions = !baseline || hasStoredProfile(p);
       let childRowsWritten = 0;
       if (p.licences !== null)
         childRowsWritten += licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);

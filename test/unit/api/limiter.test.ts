@@ -163,7 +163,7 @@ describe('RequestLimiter rate', () => {
     // The limiter's clock (performance.now()) and its wake-ups (setTimeout) are faked, so the
     // times below are the limiter's own. On the real clock a task's timestamp comes after its
     // start by however long the thread is held up in between, and on a loaded machine that put
-    // one group of starts 48.6 ms after the one before (CI, 2026-11-29) where the limiter itself
+    // one group of starts 48.6 ms after the one before (a fresh-clone test run, 2026-11-29) where the limiter itself
     // had waited the whole 50.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     try {
