@@ -28,9 +28,6 @@ const JSON_FN = /^(parse|stringify|JSON\.parse|JSON\.stringify)$/;
 /** The group of one sample, from its innermost frame and the innermost frame of our code above it. */
 function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
   if (leaf.functionName === '(garbage collector)') return 'garbage collection';
-  // The CSV reader runs in the file stream's data events, with none of our code above it.
-  if (/\/node_modules\/papaparse\//.test(leaf.url))
-    return 'reading and decoding the file, parsing each row (each pass)';
   if (own === undefined) {
     // Node's own code with none of ours above it: the file streams and their UTF-8 decoding.
     if (/string_decoder|streams|node:fs|fs\/streams/.test(leaf.url) || leaf.functionName === 'write')

@@ -144,7 +144,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '17 rounds on 2026-11-29: the ceiling is faster on a smaller file, so the 0.52 of the 1,000,000-row run ' +
       'was the kinder figure. A CSV file is loaded in key order too (pipelines/export/csv-order.ts): its scan ' +
       'finds each record by its line ends outside double quotes and reads the key cell from the bytes, and ' +
-      'the load feeds the header and the records, in key order, to the same CSV reader (csv-parse then; papaparse since 12:00Z that day), so it ' +
+      'the load feeds the header and the records, in key order, to the same CSV reader (csv-parse), so it ' +
       'parses the file once, as before. Measured by hand on 2026-11-29 at 200,000 rows (two alternating ' +
       'rounds): 28.7 and 29.4 s of load against 33.4 and 33.9 s in file order, 0.73 and 0.61 of the same ' +
       "rounds' ceiling (9,511 and 11,138 rows/s) against 0.63 and 0.53, peak RSS 190 and 192 MB against 183 " +

@@ -15,7 +15,7 @@ import type { ExportKeyOrder, ScanOptions } from './key-order.js';
  * quotes (RFC 4180: a quote inside a quoted cell is written twice, so counting quotes tells
  * inside from outside), and its key is the cell of the key column (the header's, read by the
  * same CSV reader as in file order). The load then feeds the header and the records, in key
- * order, to that CSV reader (papaparse), so each record is parsed and checked as in file order,
+ * order, to that CSV reader (csv-parse), so each record is parsed and checked as in file order,
  * with the same number of cells expected; records with the same key keep the file's order.
  *
  * The scan gives up, and the file is read in its own order, where its reading of the bytes could
@@ -160,9 +160,7 @@ export async function* readCsvInKeyOrder(
   };
   let emitted = -1; // the header comes first
   try {
-    for await (const record of csvRecordsOf(Readable.from(chunks(), { objectMode: false }), {
-      lineEnd: order.lineEnd,
-    })) {
+    for await (const record of csvRecordsOf(Readable.from(chunks(), { objectMode: false }))) {
       if (emitted++ < 0) continue;
       const where = csvWhere(path, order.lines[emitted - 1]!);
       yield { row: mapExportRecord(header.names, record, header.roles, true, where), where };

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import Papa from 'papaparse';
+import { parse as parseCsv } from 'csv-parse';
 import type { ExportFormat } from '../../src/api/index.js';
 import { PROFILE_SECTIONS } from '../../src/mirror/store/profile-fields.js';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
@@ -12,7 +12,7 @@ import { ExportError } from './errors.js';
  * NDJSON) become mirror rows. The service does not document the columns of an export file
  * (docs/service-api.md), so columns are mapped by name and the plausible variants listed in
  * docs/exports.md "Layouts accepted" are accepted; the simulator's choice is in
- * docs/simulator.md "Export files". This module is the only user of `papaparse`.
+ * docs/simulator.md "Export files". This module is the only user of `csv-parse`.
  */
 
 /** The format of a stored export: its recorded format, else guessed from the file name. */
@@ -200,107 +200,21 @@ export async function* readCsvRecords(path: string): AsyncGenerator<string[]> {
 
 /**
  * The records of CSV bytes from `source`, read as {@link readCsvRecords} reads a file; `to`: only
- * that many records, the rest not parsed; `lineEnd`: the file's line end when the caller knows it
- * (otherwise the reader finds it in the first bytes, outside quoted cells).
- *
- * The reader is papaparse (RFC 4180: `,` between cells, `"` around a cell with a comma, quote or
- * line break, `""` for a quote inside one). It reads the 2 KB records of an export with every
- * section in about 0.4 of the CPU time csv-parse took, which this function used before (README,
- * "Dependencies, and why"). papaparse reports a malformed file instead of failing on it, and
- * does not compare cell counts, so both are checked here: an unclosed or misplaced quote, or a
- * record whose number of cells differs from the first record's, fails the read, naming the
- * record. A quote inside an unquoted cell (`a"b`) is read as a character.
+ * that many records, the rest not parsed.
  */
 export async function* csvRecordsOf(
   source: Readable,
-  options: { to?: number; lineEnd?: '\n' | '\r\n' | '\r' } = {},
+  options: { to?: number } = {},
 ): AsyncGenerator<string[]> {
-  // Text, decoded across reads: a character whose bytes two reads split stays one character.
-  source.setEncoding('utf8');
-  const queue: string[][] = [];
-  let finished = false;
-  let failure: unknown;
-  let paused = false;
-  let parser: Papa.Parser | undefined;
-  let wake: (() => void) | undefined;
-  let parsed = 0;
-  const notify = (): void => {
-    const resolve = wake;
-    wake = undefined;
-    resolve?.();
-  };
-  const fail = (error: unknown): void => {
-    failure ??= error;
-    finished = true;
-    parser?.abort();
-    notify();
-  };
-  source.on('error', fail);
-  Papa.parse<string[]>(source, {
-    delimiter: ',',
-    ...(options.lineEnd === undefined ? {} : { newline: options.lineEnd }),
-    skipEmptyLines: true,
-    step: (result, handle) => {
-      parser = handle;
-      if (finished) return;
-      parsed++;
-      const problem = result.errors[0];
-      if (problem !== undefined) {
-        fail(new Error(`record ${parsed}: ${problem.message} (${problem.code})`));
-        return;
-      }
-      queue.push(result.data);
-      // Stop reading while the consumer catches up: the read already parsed is finished (papaparse
-      // parses each read whole), then no more, so memory stays at about one read's records.
-      if (queue.length >= CSV_QUEUE_RECORDS && !paused) {
-        paused = true;
-        source.pause();
-      }
-      notify();
-    },
-    complete: () => {
-      finished = true;
-      notify();
-    },
-    error: fail,
-  });
-  let width = -1;
-  let emitted = 0;
+  const parser = parseCsv({ bom: true, skip_empty_lines: true, relax_column_count: false, ...options });
+  source.on('error', (error) => parser.destroy(error));
+  source.pipe(parser);
   try {
-    for (;;) {
-      const record = queue.shift();
-      if (record === undefined) {
-        if (failure !== undefined) throw failure;
-        if (finished) return;
-        if (paused) {
-          paused = false;
-          source.resume();
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-        continue;
-      }
-      if (emitted === 0) {
-        // A byte-order mark before the first cell is not part of it.
-        if (record[0]?.startsWith('\uFEFF')) record[0] = record[0].slice(1);
-        width = record.length;
-      } else if (record.length !== width) {
-        throw new Error(
-          `record ${emitted + 1} has ${record.length} ${record.length === 1 ? 'cell' : 'cells'}, the first record ${width}`,
-        );
-      }
-      yield record;
-      emitted++;
-      if (options.to !== undefined && emitted >= options.to) return;
-    }
+    yield* parser as AsyncIterable<string[]>;
   } finally {
-    finished = true;
-    parser?.abort();
     source.destroy();
   }
 }
-
-/** Records parsed ahead of the consumer before the CSV reader is paused. */
-const CSV_QUEUE_RECORDS = 64;
 
 /** The columns of a CSV export file, from its header record, as rows are mapped with them. */
 export interface CsvHeader {
