@@ -255,6 +255,21 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '(one sequential read) instead of in key order (a read per row, 0.36–0.40 s per pass of 200,000 rows ' +
       'measured alone, against 0.28–0.30 s in file order): 23.2, 22.7 and 24.6 s against 21.2, 23.1 and ' +
       '20.7 s (0.64–0.68 of the ceiling against 0.67–0.78), not kept either.',
+    'papaparse 5.7 as the CSV reader instead of csv-parse, tried on 2026-11-29 from 11:55Z and not kept. ' +
+      'It parsed the 20,000 records of a 43 MB export (every section) in 0.29–0.46 s of CPU against ' +
+      '0.81–0.87 s (nine reads each, alternating processes), and a bench run with it (12:06Z) loaded the ' +
+      'CSV files faster than the run in the table above: 1,000,000 rows in 142.5 s against 173.4 s, ' +
+      '200,000 in 26.1 s against 29.3 s, 200,000 into a synced mirror in 32.3 s against 42.7 s. But the ' +
+      'ceiling reads with the same function and gained more (10,716 rows/s against 8,258 at 1,000,000 ' +
+      'rows), so the ratios fell, to 0.65, 0.58 and 0.48 against 0.70, 0.67 and 0.50, and peak RSS rose: ' +
+      '248.4 MB against 212.0 at 1,000,000 rows (the target is 256), 243.5 against 194.9 at 200,000. In ' +
+      'alternating ad hoc CLI loads of a 200,000-row CSV file into an empty mirror the peak was 230–259 MB ' +
+      'in five runs against 196–229 MB in five with csv-parse. Under `--trace-gc` such a load ran 1,124 ' +
+      'scavenges against 560 and kept 31–50 MB live after its mark-compacts against 20–33 (from the 14th on, once rows flowed): papaparse ' +
+      'allocates more per byte, and its short cells are slices of each 64 KB read, which keep the read alive ' +
+      'while the row waits in its batch. Copying the short cells brought the live heap to 25–45 MB and the ' +
+      'peak to 221–237 MB (six runs), still above csv-parse. A reader that needs more memory than the ' +
+      "target's margin allows, for a gain the ratios do not show, was not worth it.",
   ];
   return notes;
 }
