@@ -37,20 +37,25 @@ const PROFILE_ROW_COLUMNS = [
 const params = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
 /**
- * The profile's content in its domain row: what a profile with the same values in another key
- * order leaves as it is (the row's meta and bookkeeping columns are not content).
+ * The columns of a profile's domain row that are not the profile's content: its key, the meta of
+ * the fetch and our bookkeeping. A profile with the same values in another key order leaves them
+ * as they are; every other column of {@link PROFILE_ROW_COLUMNS} is content, compared before the
+ * row is rewritten (a new column is content unless it is listed here).
  */
-const CONTENT_COLUMNS = [
-  'domain',
-  'status',
-  'last_enriched_at',
-  'operator_name',
-  'operator_legal_entity_name',
-  'operator_country',
-  'brand_name',
-  'brand_slug',
-  'profile_extra',
-] as const;
+const NOT_CONTENT: ReadonlySet<string> = new Set([
+  'domain_normalized',
+  'freshness_age_seconds',
+  'served_from_cache',
+  'billable',
+  'observed_at',
+  'profile_hash',
+  'profile_synced_at',
+  'first_synced_at',
+  'last_synced_at',
+]);
+
+/** The profile's content in its domain row (see {@link NOT_CONTENT}). */
+const CONTENT_COLUMNS = PROFILE_ROW_COLUMNS.filter((column) => !NOT_CONTENT.has(column));
 
 /** Each content column with its place in a profile's domain row parameters. */
 export const CONTENT_PARAMS = CONTENT_COLUMNS.map(
@@ -70,61 +75,55 @@ export const SELECT_PROFILE_CONTENT = `
 export const SET_PROFILE_HASH = `
   UPDATE domains SET profile_hash = ?, change_seq = ? WHERE domain_normalized = ?`;
 
-export const UPSERT_PROFILE = `
-  INSERT INTO domains (${PROFILE_ROW_COLUMNS.join(', ')}, change_seq)
-  VALUES (${params(PROFILE_ROW_COLUMNS.length + 1)})
+/** What an upsert of a profile rewrites in an existing row: every column but the key and first_synced_at. */
+const UPDATED_COLUMNS = PROFILE_ROW_COLUMNS.filter(
+  (column) => column !== 'domain_normalized' && column !== 'first_synced_at',
+);
+
+/**
+ * The upsert of a profile's domain row, with `extra` columns after `change_seq` (written, and
+ * compared, too). The row is rewritten only when its hash or an extra column differs; a row from
+ * before migration 0010 loses its whole raw profile.
+ */
+function upsertProfileSql(extra: readonly string[]): string {
+  const columns = [...PROFILE_ROW_COLUMNS, 'change_seq', ...extra];
+  const set = [
+    'raw_profile = NULL',
+    ...[...UPDATED_COLUMNS, 'change_seq', ...extra].map((c) => `${c} = excluded.${c}`),
+  ];
+  const differs = ['profile_hash', ...extra].map((c) => `${c} IS NOT excluded.${c}`);
+  return `
+  INSERT INTO domains (${columns.join(', ')})
+  VALUES (${params(columns.length)})
   ON CONFLICT (domain_normalized) DO UPDATE SET
-    domain = excluded.domain,
-    status = excluded.status,
-    last_enriched_at = excluded.last_enriched_at,
-    operator_name = excluded.operator_name,
-    operator_legal_entity_name = excluded.operator_legal_entity_name,
-    operator_country = excluded.operator_country,
-    brand_name = excluded.brand_name,
-    brand_slug = excluded.brand_slug,
-    freshness_age_seconds = excluded.freshness_age_seconds,
-    served_from_cache = excluded.served_from_cache,
-    billable = excluded.billable,
-    observed_at = excluded.observed_at,
-    raw_profile = NULL,
-    profile_extra = excluded.profile_extra,
-    profile_hash = excluded.profile_hash,
-    profile_synced_at = excluded.profile_synced_at,
-    last_synced_at = excluded.last_synced_at,
-    change_seq = excluded.change_seq
-  WHERE profile_hash IS NOT excluded.profile_hash`;
+    ${set.join(',\n    ')}
+  WHERE ${differs.join('\n     OR ')}`;
+}
+
+export const UPSERT_PROFILE = upsertProfileSql([]);
 
 /**
  * {@link UPSERT_PROFILE} for a profile that brings its listing columns (an export row): one
  * statement writes both, so a new domain's row is written once and not rewritten by an UPDATE.
  */
-export const UPSERT_PROFILE_WITH_LISTING = UPSERT_PROFILE.replace(
-  'change_seq)',
-  'change_seq, company_name, listing_last_enriched_at)',
-)
-  .replace(
-    `VALUES (${params(PROFILE_ROW_COLUMNS.length + 1)})`,
-    `VALUES (${params(PROFILE_ROW_COLUMNS.length + 3)})`,
-  )
-  .replace(
-    '    change_seq = excluded.change_seq\n  WHERE profile_hash IS NOT excluded.profile_hash',
-    `    change_seq = excluded.change_seq,
-    company_name = excluded.company_name,
-    listing_last_enriched_at = excluded.listing_last_enriched_at
-  WHERE profile_hash IS NOT excluded.profile_hash
-     OR company_name IS NOT excluded.company_name
-     OR listing_last_enriched_at IS NOT excluded.listing_last_enriched_at`,
-  );
+export const UPSERT_PROFILE_WITH_LISTING = upsertProfileSql(['company_name', 'listing_last_enriched_at']);
 
+/** The columns of {@link INSERT_PROFILE_WITH_HELD_LISTING}, in the order of its parameters. */
+const HELD_LISTING_COLUMNS = [
+  ...PROFILE_ROW_COLUMNS,
+  'change_seq',
+  'company_name',
+  'listing_last_enriched_at',
+  'last_listed_at',
+];
 /**
  * A new domain's first profile with its held listing row (held-listing.ts): the row as
  * UPSERT_SUMMARY and then UPSERT_PROFILE would leave it, written once. `first_synced_at` is the
  * listing's time, as the listing's insert would have set it.
  */
 export const INSERT_PROFILE_WITH_HELD_LISTING = `
-  INSERT INTO domains (${PROFILE_ROW_COLUMNS.join(', ')}, change_seq,
-                       company_name, listing_last_enriched_at, last_listed_at)
-  VALUES (${params(PROFILE_ROW_COLUMNS.length + 4)})`;
+  INSERT INTO domains (${HELD_LISTING_COLUMNS.join(', ')})
+  VALUES (${params(HELD_LISTING_COLUMNS.length)})`;
 
 /** Where `first_synced_at` is in a profile's domain row parameters (profileRows in profiles.ts). */
 export const FIRST_SYNCED_AT_PARAM = PROFILE_ROW_COLUMNS.indexOf('first_synced_at');

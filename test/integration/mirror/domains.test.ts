@@ -188,6 +188,52 @@ describe('upsertProfiles', () => {
     expect(domainRow()).toMatchObject({ brand_name: 'Acme Two', last_synced_at: T4 });
   });
 
+  it('a change of any one content column of the domain row, nothing else changed, is written', async () => {
+    const changes: Array<[string, Partial<DomainProfileInput>, string, unknown]> = [
+      ['domain', { domain: 'A.example' }, 'domain', 'A.example'],
+      ['status', { status: 'failed' }, 'status', 'failed'],
+      [
+        'last_enriched_at',
+        { last_enriched_at: '2025-03-02T10:00:00Z' },
+        'last_enriched_at',
+        '2025-03-02T10:00:00.000Z',
+      ],
+      [
+        'operator.name',
+        { operator: { ...profile('a.example').operator, name: 'Other' } },
+        'operator_name',
+        'Other',
+      ],
+      [
+        'operator.legal_entity_name',
+        { operator: { ...profile('a.example').operator, legal_entity_name: 'Other Ltd' } },
+        'operator_legal_entity_name',
+        'Other Ltd',
+      ],
+      [
+        'operator.country_of_incorporation',
+        { operator: { ...profile('a.example').operator, country_of_incorporation: 'CY' } },
+        'operator_country',
+        'CY',
+      ],
+      ['brand.name', { brand: { name: 'Other', slug: 'acme' } }, 'brand_name', 'Other'],
+      ['brand.slug', { brand: { name: 'Acme', slug: 'other' } }, 'brand_slug', 'other'],
+      ['an unknown field', { note: 'x' } as Partial<DomainProfileInput>, 'profile_extra', '{"note":"x"}'],
+    ];
+    for (const [what, change, column, stored] of changes) {
+      const mirror = await tempMirror();
+      upsertProfiles(mirror, [profile('a.example')], { syncedAt: T1 });
+      const result = upsertProfiles(mirror, [profile('a.example', change)], { syncedAt: T2 });
+      expect(result.domains, what).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
+      const row = mirrorInternals(mirror)
+        .sqlite.prepare(
+          `SELECT ${column} AS value, last_synced_at FROM domains WHERE domain_normalized = 'a.example'`,
+        )
+        .get() as { value: unknown; last_synced_at: string };
+      expect(row, what).toEqual({ value: stored, last_synced_at: T2 });
+    }
+  });
+
   it('a row as a mirror before migration 0010 holds it is rewritten, whatever its columns hold', async () => {
     const mirror = await tempMirror();
     const { sqlite } = mirrorInternals(mirror);
