@@ -16,6 +16,7 @@ import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { AbortedError, ConfigError, UsageError } from '../src/util/domain-sync-error.js';
 import { isoFromMs } from '../src/util/time.js';
+import { PUBLISH_STATE, type PublishRecord } from './publish-state.js';
 import { resolvePublishTables } from './publish-tables.js';
 
 export { resolvePublishTables };
@@ -64,18 +65,7 @@ export interface PublishStats {
   destinations: Record<string, DestinationPublishStats>;
 }
 
-/** The `sync_state` pipeline name under which each destination's last publish is kept in the mirror. */
-export const PUBLISH_STATE = 'publish';
-
-/** What the mirror remembers of a destination's last publish (`status` shows it). */
-export interface PublishRecord {
-  mirrorId: string;
-  server: string;
-  database: string;
-  schema: string;
-  /** Per table: the change counter it is current up to, and the rows the last publish of it sent. */
-  tables: Record<string, { changeSeq: number; rows: number; publishedAt: string }>;
-}
+export { PUBLISH_STATE, type PublishRecord } from './publish-state.js';
 
 const PIPELINE = 'publish';
 const PROGRESS_EVERY_ROWS = 1_000;

@@ -1,13 +1,22 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
-import { Migrator } from 'kysely/migration';
+import type * as KyselyModule from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
-import { MIRROR_MIGRATIONS, mirrorMigrationProvider } from './migrations/index.js';
+import { MIRROR_MIGRATION_NAMES } from './migrations/names.js';
 import type { MirrorSchema } from './schema.js';
+
+/*
+ * kysely is loaded only when something uses it: `mirror.db` (typed ad-hoc reads) or a pending
+ * migration. The commands' work goes through prepared statements on the better-sqlite3 handle,
+ * and importing kysely (about 250 modules) took 106–151 ms, which every command that opens a
+ * mirror paid at start (migrations/names.ts).
+ */
+const requireModule = createRequire(import.meta.url);
 
 /** Options of {@link openMirror}. */
 export interface OpenMirrorOptions {
@@ -28,7 +37,10 @@ export interface OpenMirrorOptions {
 export interface Mirror {
   /** Absolute path of the SQLite file. */
   readonly path: string;
-  /** Typed kysely instance over the same connection. */
+  /**
+   * Typed kysely instance over the same connection, made (and kysely loaded) on first use; the
+   * same instance every time.
+   */
   readonly db: Kysely<MirrorSchema>;
   /** Whether the mirror was opened read-only. */
   readonly readonly: boolean;
@@ -124,17 +136,25 @@ export async function openMirror(path: string, options: OpenMirrorOptions = {}):
     );
   }
 
-  const db = new Kysely<MirrorSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let db: Kysely<MirrorSchema> | undefined;
   let closed = false;
   const mirror: Mirror = {
     path: absolute,
-    db,
+    get db(): Kysely<MirrorSchema> {
+      if (db === undefined) {
+        // Synchronous, as a property must be: require() of an ES module (Node ≥ 22.12), the
+        // same module instance a later `import` gets.
+        const { Kysely: KyselyClass, SqliteDialect } = requireModule('kysely') as typeof KyselyModule;
+        db = new KyselyClass<MirrorSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+      }
+      return db;
+    },
     readonly,
     logger,
     async close() {
       if (closed) return;
       closed = true;
-      await db.destroy();
+      await db?.destroy();
       // kysely only closes the connection if it ever used it.
       if (sqlite.open) sqlite.close();
     },
@@ -162,13 +182,17 @@ export async function migrateMirror(mirror: Mirror): Promise<MigrateMirrorResult
   const { sqlite } = mirrorInternals(mirror);
   // The common case (already up to date) takes no write lock at all.
   if (pendingMigrationNames(sqlite).length === 0) return { applied: [] };
+  const [{ Migrator }, { mirrorMigrationProvider }] = await Promise.all([
+    import('kysely/migration'),
+    import('./migrations/index.js'),
+  ]);
   const migrator = new Migrator({ db: mirror.db, provider: mirrorMigrationProvider });
   // kysely's SQLite adapter reports no transactional DDL, so its Migrator runs migrations outside
   // any transaction and a failure halfway would leave a half-built schema. One IMMEDIATE
   // transaction around the whole run (same connection: kysely's driver wraps this handle) makes
   // it atomic, and also serialises two processes migrating the same file (busy_timeout waits).
   sqlite.exec('BEGIN IMMEDIATE');
-  let outcome: Awaited<ReturnType<Migrator['migrateToLatest']>>;
+  let outcome: Awaited<ReturnType<InstanceType<typeof Migrator>['migrateToLatest']>>;
   try {
     outcome = await migrator.migrateToLatest();
   } catch (error) {
@@ -208,7 +232,7 @@ function pendingMigrationNames(sqlite: Database.Database): string[] {
           (r) => r.name,
         ),
   );
-  return Object.keys(MIRROR_MIGRATIONS).filter((name) => !done.has(name));
+  return MIRROR_MIGRATION_NAMES.filter((name) => !done.has(name));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { PUBLISH_STATE, type PublishRecord } from '../../../pipelines/publish.js';
+import { PUBLISH_STATE, type PublishRecord } from '../../../pipelines/publish-state.js';
 import type { Config } from '../../config/config.js';
 import type { Mirror } from '../../mirror/database.js';
 import { changeState, PUBLISH_TABLES, rowsChangedSince } from '../../mirror/store/publish.js';
