@@ -1,18 +1,15 @@
-import {
-  SNAPSHOT_TABLES,
-  describeTable,
-  iterateTableRowArrays,
-  tableRowCount,
-} from '../src/mirror/store/snapshot.js';
+import { describeTable, iterateTableRowArrays, tableRowCount } from '../src/mirror/store/snapshot.js';
 import type { SnapshotTable } from '../src/mirror/store/snapshot.js';
 import type { ProgressTask } from '../src/runtime/progress.js';
 import { runPipeline } from '../src/runtime/run.js';
 import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { RunResult } from '../src/runtime/run-result.js';
-import { UsageError } from '../src/util/domain-sync-error.js';
 import { readSnapshotManifest, utcDate, writeSnapshot } from '../src/warehouse/index.js';
 import type { SnapshotUploadResult } from '../src/destinations/s3/index.js';
 import { resolveSnapshotDestinations, uploadToDestinations } from './snapshot-upload.js';
+import { resolveSnapshotTables } from './snapshot-tables.js';
+
+export { resolveSnapshotTables } from './snapshot-tables.js';
 
 /** Options of {@link snapshotPipeline}; the CLI maps `snapshot`'s flags onto these. */
 export interface SnapshotOptions {
@@ -61,24 +58,6 @@ const PIPELINE = 'snapshot';
 const PROGRESS_EVERY_ROWS = 1_000;
 
 /**
- * The tables a snapshot writes: every mirror table ({@link SNAPSHOT_TABLES}, contract order) when
- * `names` is undefined or empty, otherwise `names` deduplicated, in contract order.
- * Throws {@link UsageError} (exit 2) naming each unknown table and listing the valid names.
- */
-export function resolveSnapshotTables(names?: readonly string[]): SnapshotTable[] {
-  if (names === undefined || names.length === 0) return [...SNAPSHOT_TABLES];
-  const valid = SNAPSHOT_TABLES as readonly string[];
-  const unknown = names.filter((name) => !valid.includes(name));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `--tables: unknown table${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; ` +
-        `valid tables are ${SNAPSHOT_TABLES.join(', ')}`,
-    );
-  }
-  return SNAPSHOT_TABLES.filter((table) => names.includes(table));
-}
-
-/**
  * `snapshot`: writes one Parquet file per mirror table at
  * `<dir>/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet` (docs/contract.md "Snapshots") with the
  * manifest `<dir>/_manifests/snapshot_date=YYYY-MM-DD.json`, then applies `snapshots.retainDates`.
@@ -93,7 +72,7 @@ export function resolveSnapshotTables(names?: readonly string[]): SnapshotTable[
  * - With destinations (`options.to`, else `snapshots.to`), uploads the snapshot to each s3
  *   destination afterwards (pipelines/snapshot-upload.ts; `stats.uploads`); a destination that
  *   fails makes the run `failed` with its `ERR_DESTINATION…` error, the local snapshot kept.
- * - Throws {@link UsageError} for an unknown table or destination before anything is recorded;
+ * - Throws `UsageError` for an unknown table or destination before anything is recorded;
  *   never throws after that: a write failure or an abort is the run's status (`failed`,
  *   `interrupted`), and the tables written before it stay written and listed in the manifest
  *   and in `stats.tables`.

@@ -3,7 +3,8 @@ import { ENRICH_FILTERS, type EnrichOptions } from '../enrich/options.js';
 import type { ExportOptions } from '../export/types.js';
 import type { PublishOptions } from '../publish.js';
 import { resolvePublishTables } from '../publish-tables.js';
-import { resolveSnapshotTables, type SnapshotOptions } from '../snapshot.js';
+import type { SnapshotOptions } from '../snapshot.js';
+import { resolveSnapshotTables } from '../snapshot-tables.js';
 import type { SyncOptions } from '../sync.js';
 import {
   booleanValue,

@@ -10,68 +10,87 @@ import { startTestSimulator } from '../../helpers/start-simulator.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 /*
- * Opening a mirror that is up to date loads neither kysely nor the migrations (database.ts,
- * migrations/names.ts): importing kysely took 106–151 ms of every command's start. These tests run
- * the CLI with a module hook that counts the kysely modules the process loads.
+ * A command loads the heavy libraries only when it uses them. Opening a mirror that is up to date
+ * loads neither kysely nor the migrations (src/mirror/database.ts, migrations/names.ts): importing
+ * kysely took 106–151 ms of every command's start. The Parquet writer (hyparquet-writer, with the
+ * hyparquet reader it imports) is loaded by the commands that write snapshots, not by `sync`
+ * (pipelines/snapshot-tables.ts). These tests run the CLI with a module hook that counts the
+ * modules each package loaded.
  */
 
-/** A `--import` module that writes how many kysely modules the process loaded, at exit. */
-async function kyselyCounter(dir: string): Promise<string> {
-  const path = join(dir, 'count-kysely.mjs');
+const COUNTED = ['kysely', 'hyparquet-writer'] as const;
+
+/**
+ * A `--import` module that writes how many modules of each {@link COUNTED} package were loaded, at
+ * exit. Worker threads inherit the `--import`, so each thread writes its own line.
+ */
+async function moduleCounter(dir: string): Promise<string> {
+  const path = join(dir, 'count-modules.mjs');
   await writeFile(
     path,
     [
       "import { registerHooks } from 'node:module';",
-      'let loaded = 0;',
+      `const counted = ${JSON.stringify(COUNTED)};`,
+      'const loaded = Object.fromEntries(counted.map((name) => [name, 0]));',
       'registerHooks({',
       '  load(url, context, next) {',
-      "    if (url.includes('/node_modules/kysely/')) loaded++;",
+      '    for (const name of counted) if (url.includes(`/node_modules/${name}/`)) loaded[name]++;',
       '    return next(url, context);',
       '  },',
       '});',
-      "process.on('exit', () => process.stderr.write(`kysely modules loaded: ${loaded}\\n`));",
+      "process.on('exit', () => process.stderr.write(`modules loaded: ${JSON.stringify(loaded)}\\n`));",
     ].join('\n'),
   );
   return pathToFileURL(path).href;
 }
 
-function kyselyModules(run: CliRun): number {
-  const match = /kysely modules loaded: (\d+)/.exec(run.stderr);
-  if (match === null) throw new Error(`no count in the child's stderr:\n${run.stderr}`);
-  return Number(match[1]);
+function modulesLoaded(run: CliRun): Record<(typeof COUNTED)[number], number> {
+  // One line per thread that ended: the main thread's and each worker's (the sync's mirror
+  // writer opens the mirror too), as the hook runs in every thread.
+  const lines = [...run.stderr.matchAll(/^modules loaded: (\{.*\})$/gm)];
+  if (lines.length === 0) throw new Error(`no count in the child's stderr:\n${run.stderr}`);
+  const total = { kysely: 0, 'hyparquet-writer': 0 };
+  for (const line of lines) {
+    const counts = JSON.parse(line[1]!) as Record<(typeof COUNTED)[number], number>;
+    for (const name of COUNTED) total[name] += counts[name];
+  }
+  return total;
 }
 
-describe('kysely is loaded only when a mirror needs it', () => {
+describe('heavy libraries are loaded only by the commands that use them', () => {
   it('MIRROR_MIGRATION_NAMES lists every migration of MIRROR_MIGRATIONS, in order', () => {
     expect([...MIRROR_MIGRATION_NAMES]).toEqual(Object.keys(MIRROR_MIGRATIONS));
   });
 
-  it('a command on a new mirror loads it to migrate; sync, snapshot and status on an up-to-date mirror do not', async () => {
+  it('kysely only to migrate a new mirror, the Parquet writer only to snapshot', async () => {
     const sim = await startTestSimulator({ domains: 30, seed: 5 });
     const dir = await tempDir();
     const db = join(dir, 'mirror.sqlite');
-    const nodeArgs = ['--import', await kyselyCounter(dir)];
+    const nodeArgs = ['--import', await moduleCounter(dir)];
     const env = { DOMAIN_SYNC_API_KEY: sim.apiKey, DOMAIN_SYNC_BASE_URL: sim.baseUrl };
     const options = { cwd: dir, env, nodeArgs };
 
     // The mirror is new: its migrations run, through kysely's Migrator.
     const first = await runCli(['status', '--db', db], options);
     expect(first.code).toBe(0);
-    expect(kyselyModules(first)).toBeGreaterThan(100);
+    expect(modulesLoaded(first).kysely).toBeGreaterThan(100);
 
     const sync = await runCli(['sync', '--db', db], options);
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toContain('mirror:');
-    expect(kyselyModules(sync)).toBe(0);
+    // The main thread and the mirror writer's thread.
+    expect(sync.stderr.match(/^modules loaded: /gm)).toHaveLength(2);
+    expect(modulesLoaded(sync)).toEqual({ kysely: 0, 'hyparquet-writer': 0 });
 
     const snapshot = await runCli(['snapshot', '--db', db, '--out', join(dir, 'snapshots')], options);
     expect(snapshot.code, snapshot.stderr).toBe(0);
     expect(snapshot.stdout).toMatch(/domains\s+30 rows/);
-    expect(kyselyModules(snapshot)).toBe(0);
+    expect(modulesLoaded(snapshot).kysely).toBe(0);
+    expect(modulesLoaded(snapshot)['hyparquet-writer']).toBeGreaterThan(5);
 
     const status = await runCli(['status', '--db', db], options);
     expect(status.code).toBe(0);
-    expect(kyselyModules(status)).toBe(0);
+    expect(modulesLoaded(status).kysely).toBe(0);
   });
 
   it('mirror.db of an up-to-date mirror is made on first use, once, and reads the mirror', async () => {
