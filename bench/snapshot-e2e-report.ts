@@ -72,14 +72,29 @@ const NOT_KEPT =
   'took 729–845 ms against 242–329 ms (three rounds of the same harness), since hyparquet-writer hashes ' +
   'every byte array for its dictionary. PLAIN encoding for the JSON columns, to skip the dictionary ' +
   'attempt: no difference, as its sampling already rejects them. A CPU profile of the command that day ' +
-  "put garbage collection at 23 % of it and hyparquet-writer's statistics and dictionary at about 15 %.";
+  "put garbage collection at 23 % of it and hyparquet-writer's statistics and dictionary at about 15 %. " +
+  'Also tried that day from 13:36Z, on a mirror of 20,000 domains, and not kept: the tables written on ' +
+  'worker threads, each from its own read-only connection. Two threads, a table at a time each, took ' +
+  '1.57–1.74 s against 1.75–1.85 s for the same writes one after the other (five alternating runs of a ' +
+  'harness doing only that), at a peak RSS of 373–405 MB against 272–339 MB and 2.4–2.7 s of CPU against ' +
+  "2.0–2.2 s (each thread loads the writer's modules, and the two share the machine's two cores): about " +
+  '10 % faster for about 50 MB more at the median, which the 1,000,000-domain mirror below (408–433 MB) cannot spare ' +
+  'under the 512 MB target. A larger young generation cuts the garbage collection: with ' +
+  "`--max-semi-space-size=32` instead of the shebang's 8, `snapshot` took 1.71–1.91 s against 1.97–2.27 s " +
+  '(seven alternating runs each, two rounds) at 280–303 MB against 232–248 MB. But V8 reads that size ' +
+  'only when the process starts, and the sync and the export load need the 8 MB cap ' +
+  '(src/util/heap-growth.ts); one worker thread given a 96 MB young generation for the writing gained ' +
+  'nothing measurable in the harness (1.72–1.91 s against 1.76–1.89 s, four runs each).';
 
 /** How far the end-to-end ratio moves between bench runs of the same code. */
 const RUN_SPREAD =
   'The ratio moves with the machine more than with the code. The bench runs since 2026-11-25 measured ' +
   '1.61, 1.49, 1.46, 1.58 and 1.66; on 2026-11-29, with no change to the snapshot since the last of them, ' +
   "a run at 10:29Z measured 1.85 (ours 2.10–2.45 s in its five runs, DuckDB's median 1.25 s) and the run in the " +
-  'table, seven minutes later, 1.71 (ours 1.95–2.04 s).';
+  'run after it, seven minutes later, 1.71 (ours 1.95–2.04 s). The run in the table (14:06Z) is the first since ' +
+  "`snapshot` stopped loading kysely at start (the migrations' library, about 250 modules; README " +
+  '"Dependencies"): 1.73, on a machine about 1.5 times slower than at 10:36Z in both processes (ours ' +
+  "3.04 s, DuckDB's 1.76 s against 1.17 s), its start-up 199 ms of a 3.24 s profile against 221 ms of 2.28 s.";
 
 /**
  * The same comparison on a mirror of realistic size, measured by hand (too long for every bench
