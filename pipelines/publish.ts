@@ -17,7 +17,7 @@ import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
 import { AbortedError, ConfigError, UsageError } from '../src/util/domain-sync-error.js';
 import { isoFromMs } from '../src/util/time.js';
 import { PUBLISH_STATE, type PublishRecord } from './publish-state.js';
-import { resolvePublishTables } from './publish-tables.js';
+import { resolvePublishTables } from './tables.js';
 
 export { resolvePublishTables };
 

@@ -7,9 +7,9 @@ import type { RunResult } from '../src/runtime/run-result.js';
 import { readSnapshotManifest, utcDate, writeSnapshot } from '../src/warehouse/index.js';
 import type { SnapshotUploadResult } from '../src/destinations/s3/index.js';
 import { resolveSnapshotDestinations, uploadToDestinations } from './snapshot-upload.js';
-import { resolveSnapshotTables } from './snapshot-tables.js';
+import { resolveSnapshotTables } from './tables.js';
 
-export { resolveSnapshotTables } from './snapshot-tables.js';
+export { resolveSnapshotTables } from './tables.js';
 
 /** Options of {@link snapshotPipeline}; the CLI maps `snapshot`'s flags onto these. */
 export interface SnapshotOptions {

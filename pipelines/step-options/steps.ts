@@ -2,9 +2,8 @@ import { PROFILE_SECTIONS } from '../../src/mirror/store/profile-fields.js';
 import { ENRICH_FILTERS, type EnrichOptions } from '../enrich/options.js';
 import type { ExportOptions } from '../export/types.js';
 import type { PublishOptions } from '../publish.js';
-import { resolvePublishTables } from '../publish-tables.js';
 import type { SnapshotOptions } from '../snapshot.js';
-import { resolveSnapshotTables } from '../snapshot-tables.js';
+import { resolvePublishTables, resolveSnapshotTables } from '../tables.js';
 import type { SyncOptions } from '../sync.js';
 import {
   booleanValue,

@@ -14,7 +14,7 @@ import { tempDir } from '../../helpers/temp-dir.js';
  * loads neither kysely nor the migrations (src/mirror/database.ts, migrations/names.ts): importing
  * kysely took 106–151 ms of every command's start. The Parquet writer (hyparquet-writer, with the
  * hyparquet reader it imports) is loaded by the commands that write snapshots, not by `sync`
- * (pipelines/snapshot-tables.ts). These tests run the CLI with a module hook that counts the
+ * (pipelines/tables.ts). These tests run the CLI with a module hook that counts the
  * modules each package loaded.
  */
 
