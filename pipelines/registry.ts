@@ -3,10 +3,10 @@ import type { PipelineStepConfig } from '../src/config/config.js';
 import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { RunResult } from '../src/runtime/run-result.js';
 import { DomainSyncError } from '../src/util/domain-sync-error.js';
-import { enrichPipeline, type EnrichOptions } from './enrich/index.js';
-import { exportPipeline, type ExportOptions } from './export/index.js';
-import { publishPipeline, type PublishOptions } from './publish.js';
-import { snapshotPipeline, type SnapshotOptions } from './snapshot.js';
+import type { EnrichOptions } from './enrich/index.js';
+import type { ExportOptions } from './export/index.js';
+import type { PublishOptions } from './publish.js';
+import type { SnapshotOptions } from './snapshot.js';
 import {
   normaliseStepOptions,
   STEP_SCHEMAS,
@@ -15,7 +15,7 @@ import {
   type StepSchema,
   type StepType,
 } from './step-options/index.js';
-import { syncPipeline, type SyncOptions } from './sync.js';
+import type { SyncOptions } from './sync.js';
 
 export type { StepType };
 
@@ -46,32 +46,41 @@ interface StepDefinition {
  * camelCase (`sync --no-profiles` → `profiles: false`, `enrich --stale-after 30d` →
  * `staleAfter: "30d"`), repeatable flags as lists (`--domain` → `domains`), filters as an object,
  * and they mean exactly what the flags mean: both go through the step type's schema.
+ *
+ * Each step imports its pipeline when it runs, so that `run` and `schedule` load only the
+ * pipelines their steps use: publish brings the PostgreSQL client (pg and kysely), snapshot the
+ * Parquet writer, export the CSV reader.
  */
 export const STEP_DEFINITIONS: Readonly<Record<StepType, StepDefinition>> = {
   sync: {
     needsApi: true,
     schema: STEP_SCHEMAS.sync,
-    run: (ctx, options) => syncPipeline(withApi(ctx, 'sync'), options as SyncOptions),
+    run: async (ctx, options) =>
+      (await import('./sync.js')).syncPipeline(withApi(ctx, 'sync'), options as SyncOptions),
   },
   export: {
     needsApi: true,
     schema: STEP_SCHEMAS.export,
-    run: (ctx, options) => exportPipeline(withApi(ctx, 'export'), options as ExportOptions),
+    run: async (ctx, options) =>
+      (await import('./export/index.js')).exportPipeline(withApi(ctx, 'export'), options as ExportOptions),
   },
   enrich: {
     needsApi: true,
     schema: STEP_SCHEMAS.enrich,
-    run: (ctx, options) => enrichPipeline(withApi(ctx, 'enrich'), options as EnrichOptions),
+    run: async (ctx, options) =>
+      (await import('./enrich/index.js')).enrichPipeline(withApi(ctx, 'enrich'), options as EnrichOptions),
   },
   snapshot: {
     needsApi: false,
     schema: STEP_SCHEMAS.snapshot,
-    run: (ctx, options) => snapshotPipeline(ctx, options as SnapshotOptions),
+    run: async (ctx, options) =>
+      (await import('./snapshot.js')).snapshotPipeline(ctx, options as SnapshotOptions),
   },
   publish: {
     needsApi: false,
     schema: STEP_SCHEMAS.publish,
-    run: (ctx, options) => publishPipeline(ctx, options as PublishOptions),
+    run: async (ctx, options) =>
+      (await import('./publish.js')).publishPipeline(ctx, options as PublishOptions),
   },
 };
 

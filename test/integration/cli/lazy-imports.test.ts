@@ -14,11 +14,11 @@ import { tempDir } from '../../helpers/temp-dir.js';
  * loads neither kysely nor the migrations (src/mirror/database.ts, migrations/names.ts): importing
  * kysely took 106–151 ms of every command's start. The Parquet writer (hyparquet-writer, with the
  * hyparquet reader it imports) is loaded by the commands that write snapshots, not by `sync`
- * (pipelines/tables.ts). These tests run the CLI with a module hook that counts the
+ * (pipelines/tables.ts), and a named run loads only the pipelines of its steps. These tests run the CLI with a module hook that counts the
  * modules each package loaded.
  */
 
-const COUNTED = ['kysely', 'hyparquet-writer'] as const;
+const COUNTED = ['kysely', 'hyparquet-writer', 'pg', 'csv-parse'] as const;
 
 /**
  * A `--import` module that writes how many modules of each {@link COUNTED} package were loaded, at
@@ -49,7 +49,7 @@ function modulesLoaded(run: CliRun): Record<(typeof COUNTED)[number], number> {
   // writer opens the mirror too), as the hook runs in every thread.
   const lines = [...run.stderr.matchAll(/^modules loaded: (\{.*\})$/gm)];
   if (lines.length === 0) throw new Error(`no count in the child's stderr:\n${run.stderr}`);
-  const total = { kysely: 0, 'hyparquet-writer': 0 };
+  const total = { kysely: 0, 'hyparquet-writer': 0, pg: 0, 'csv-parse': 0 };
   for (const line of lines) {
     const counts = JSON.parse(line[1]!) as Record<(typeof COUNTED)[number], number>;
     for (const name of COUNTED) total[name] += counts[name];
@@ -62,7 +62,7 @@ describe('heavy libraries are loaded only by the commands that use them', () => 
     expect([...MIRROR_MIGRATION_NAMES]).toEqual(Object.keys(MIRROR_MIGRATIONS));
   });
 
-  it('kysely only to migrate a new mirror, the Parquet writer only to snapshot', async () => {
+  it('kysely only to migrate a new mirror, the Parquet writer only to snapshot, pg and csv-parse not for sync or nightly', async () => {
     const sim = await startTestSimulator({ domains: 30, seed: 5 });
     const dir = await tempDir();
     const db = join(dir, 'mirror.sqlite');
@@ -80,13 +80,21 @@ describe('heavy libraries are loaded only by the commands that use them', () => 
     expect(sync.stdout).toContain('mirror:');
     // The main thread and the mirror writer's thread.
     expect(sync.stderr.match(/^modules loaded: /gm)).toHaveLength(2);
-    expect(modulesLoaded(sync)).toEqual({ kysely: 0, 'hyparquet-writer': 0 });
+    expect(modulesLoaded(sync)).toEqual({ kysely: 0, 'hyparquet-writer': 0, pg: 0, 'csv-parse': 0 });
 
     const snapshot = await runCli(['snapshot', '--db', db, '--out', join(dir, 'snapshots')], options);
     expect(snapshot.code, snapshot.stderr).toBe(0);
     expect(snapshot.stdout).toMatch(/domains\s+30 rows/);
     expect(modulesLoaded(snapshot).kysely).toBe(0);
     expect(modulesLoaded(snapshot)['hyparquet-writer']).toBeGreaterThan(5);
+
+    // The default nightly pipeline, sync then snapshot: the pipelines of other steps (publish with
+    // pg and kysely, export with csv-parse) stay unloaded (pipelines/registry.ts).
+    const nightly = await runCli(['run', 'nightly', '--db', db], options);
+    expect(nightly.code, nightly.stderr).toBe(0);
+    expect(nightly.stdout).toMatch(/1\. snapshot\s+done/);
+    expect(modulesLoaded(nightly)).toMatchObject({ kysely: 0, pg: 0, 'csv-parse': 0 });
+    expect(modulesLoaded(nightly)['hyparquet-writer']).toBeGreaterThan(5);
 
     const status = await runCli(['status', '--db', db], options);
     expect(status.code).toBe(0);
