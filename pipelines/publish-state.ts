@@ -1,7 +1,7 @@
 /*
- * What the mirror keeps of each destination's last publish: read by `status`,
- * written by the publish pipeline (./publish.ts). Apart from that pipeline so that reading it
- * does not load the PostgreSQL client (pg and kysely), which `status` does not need.
+ * What the mirror keeps of each destination's last publish: written by the publish pipeline
+ * (./publish.ts), read by `status`. Apart from that pipeline so that reading it does not load the
+ * PostgreSQL client (pg and kysely), which `status` does not need.
  */
 
 /** The `sync_state` pipeline name under which each destination's last publish is kept in the mirror. */
