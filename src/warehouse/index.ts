@@ -27,12 +27,11 @@ export {
   snapshotFilePath,
   utcDate,
 } from './snapshot-layout.js';
-export { readSnapshotManifest, writeSnapshot } from './snapshot.js';
+export { readSnapshotManifest } from './manifest.js';
+export type { ManifestColumn, ManifestTable, SnapshotManifest } from './manifest.js';
+export { writeSnapshot } from './snapshot.js';
 export type {
-  ManifestColumn,
-  ManifestTable,
   RemovedPartition,
-  SnapshotManifest,
   SnapshotResult,
   SnapshotTableInput,
   SnapshotTableResult,

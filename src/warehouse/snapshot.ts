@@ -1,12 +1,13 @@
-import { readFile, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import type { Clock } from '../util/time.js';
 import { isoFromMs, systemClock } from '../util/time.js';
-import type { ColumnSpec, ColumnType, TimestampUnit } from './column-spec.js';
+import type { ColumnSpec, TimestampUnit } from './column-spec.js';
 import { SnapshotSchemaError, SnapshotWriteError } from './errors.js';
+import { readSnapshotManifest, type ManifestTable, type SnapshotManifest } from './manifest.js';
 import { writeParquetFile } from './parquet-writer.js';
 import type { ParquetCompression, RowSource } from './parquet-writer.js';
 import {
@@ -87,42 +88,6 @@ export interface WriteSnapshotOptions {
   logger?: Logger;
   /** Stops the snapshot between (and inside) tables; files already renamed stay. */
   signal?: AbortSignal;
-}
-
-/** A column as recorded in the manifest. */
-export interface ManifestColumn {
-  name: string;
-  type: ColumnType;
-  nullable: boolean;
-}
-
-/** One table's entry in a snapshot manifest. */
-export interface ManifestTable {
-  /** Path of the file relative to the snapshots dir, with `/` separators. */
-  path: string;
-  rows: number;
-  bytes: number;
-  row_groups: number;
-  columns: ManifestColumn[];
-  /** When this table's file was renamed into place (UTC ISO 8601). */
-  written_at: string;
-  pipeline_run_id: string | number | null;
-}
-
-/**
- * The `_manifests/snapshot_date=YYYY-MM-DD.json` file: what is in that snapshot date.
- *
- * Several `writeSnapshot` calls on the same date merge: a table written again replaces its
- * entry, other tables keep theirs (as long as their file still exists).
- */
-export interface SnapshotManifest {
-  format_version: 1;
-  snapshot_date: string;
-  /** Time of the latest write to this manifest (UTC ISO 8601). */
-  written_at: string;
-  /** Run id of the latest write to this manifest. */
-  pipeline_run_id: string | number | null;
-  tables: Record<string, ManifestTable>;
 }
 
 /** One table written by {@link writeSnapshot}. */
@@ -294,36 +259,6 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
   }
 
   return { dir, snapshotDate, manifestPath: manifestFile, writtenAt, tables: written, removed };
-}
-
-/**
- * Reads the manifest of `snapshotDate`, or `null` when there is none.
- * Throws `SnapshotWriteError` when the file exists but is not a manifest.
- */
-export async function readSnapshotManifest(
-  dir: string,
-  snapshotDate: string,
-): Promise<SnapshotManifest | null> {
-  assertSnapshotDate(snapshotDate);
-  const path = manifestPath(dir, snapshotDate);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  try {
-    const parsed = JSON.parse(text) as SnapshotManifest;
-    if (parsed.format_version !== 1 || typeof parsed.tables !== 'object' || parsed.tables === null) {
-      throw new Error('not a format_version 1 manifest');
-    }
-    return parsed;
-  } catch (error) {
-    throw new SnapshotWriteError('_manifests', path, `unreadable manifest: ${errorMessage(error)}`, {
-      cause: error,
-    });
-  }
 }
 
 /**

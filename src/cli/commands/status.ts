@@ -14,8 +14,9 @@ import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
 import { freshness, mirrorCounts } from '../../mirror/store/status.js';
 import { exportsInProgress, lastSnapshotRunDir } from '../../mirror/store/status-snapshots.js';
 import { snapshotUploadsByDestination } from '../../mirror/store/snapshot-uploads.js';
-import { listSnapshotDates, readSnapshotManifest } from '../../warehouse/index.js';
-import type { SnapshotManifest } from '../../warehouse/index.js';
+// Not the warehouse index: that loads the Parquet writer, which reading a manifest does not need.
+import { readSnapshotManifest, type SnapshotManifest } from '../../warehouse/manifest.js';
+import { listSnapshotDates } from '../../warehouse/snapshot-layout.js';
 import { formatDuration } from '../../util/duration.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { destinationLines, destinationsStatus } from './status-destinations.js';

@@ -4,8 +4,9 @@ import { SNAPSHOT_TABLES } from '../../mirror/store/snapshot.js';
 import { readConsistently } from '../../mirror/store/ui-overview.js';
 import { listPipelineRuns } from '../../mirror/store/ui-runs.js';
 import type { PipelineRunRecord } from '../../mirror/store/runs.js';
-import { listSnapshotDates, readSnapshotManifest } from '../../warehouse/index.js';
-import type { SnapshotManifest } from '../../warehouse/index.js';
+// Not the warehouse index: that loads the Parquet writer, which reading a manifest does not need.
+import { readSnapshotManifest, type SnapshotManifest } from '../../warehouse/manifest.js';
+import { listSnapshotDates } from '../../warehouse/snapshot-layout.js';
 import type { UiContext } from '../context.js';
 import { badge, formatCount, formatTime } from '../format.js';
 import { html } from '../html.js';
