@@ -76,7 +76,7 @@ const NOT_KEPT =
   'Also tried that day from 13:36Z, on a mirror of 20,000 domains, and not kept: the tables written on ' +
   'worker threads, each from its own read-only connection. Two threads, a table at a time each, took ' +
   '1.57–1.74 s against 1.75–1.85 s for the same writes one after the other (five alternating runs of a ' +
-  'harness doing only that), at a peak RSS of 373–405 MB against 272–339 MB and 2.4–2.7 s of CPU against ' +
+  'harness doing only that), at a peak RSS of 373–405 MB against 272–339 MB and 2.4–2.7 s of user CPU against ' +
   "2.0–2.2 s (each thread loads the writer's modules, and the two share the machine's two cores): about " +
   '10 % faster for about 50 MB more at the median, which the 1,000,000-domain mirror below (408–433 MB) cannot spare ' +
   'under the 512 MB target. A larger young generation cuts the garbage collection: with ' +

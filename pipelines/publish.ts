@@ -19,8 +19,6 @@ import { isoFromMs } from '../src/util/time.js';
 import { PUBLISH_STATE, type PublishRecord } from './publish-state.js';
 import { resolvePublishTables } from './tables.js';
 
-export { resolvePublishTables };
-
 /** Options of {@link publishPipeline}; the CLI maps `publish`'s flags onto these. */
 export interface PublishOptions {
   /** Destination names (`--to`, repeatable). @default every destination of type postgres */
@@ -64,8 +62,6 @@ export interface PublishStats {
   full: boolean;
   destinations: Record<string, DestinationPublishStats>;
 }
-
-export { PUBLISH_STATE, type PublishRecord } from './publish-state.js';
 
 const PIPELINE = 'publish';
 const PROGRESS_EVERY_ROWS = 1_000;

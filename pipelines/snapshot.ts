@@ -9,8 +9,6 @@ import type { SnapshotUploadResult } from '../src/destinations/s3/index.js';
 import { resolveSnapshotDestinations, uploadToDestinations } from './snapshot-upload.js';
 import { resolveSnapshotTables } from './tables.js';
 
-export { resolveSnapshotTables } from './tables.js';
-
 /** Options of {@link snapshotPipeline}; the CLI maps `snapshot`'s flags onto these. */
 export interface SnapshotOptions {
   /** Snapshots dir (`--out`), already resolved. @default config.snapshots.dir */

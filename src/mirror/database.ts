@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type * as KyselyModule from 'kysely';
 import type { Kysely } from 'kysely';
+import type { MigrationResultSet } from 'kysely/migration';
 import type { Logger } from '../log/logger.js';
 import { noopLogger } from '../log/logger.js';
 import { DomainSyncError } from '../util/domain-sync-error.js';
@@ -192,7 +193,7 @@ export async function migrateMirror(mirror: Mirror): Promise<MigrateMirrorResult
   // transaction around the whole run (same connection: kysely's driver wraps this handle) makes
   // it atomic, and also serialises two processes migrating the same file (busy_timeout waits).
   sqlite.exec('BEGIN IMMEDIATE');
-  let outcome: Awaited<ReturnType<InstanceType<typeof Migrator>['migrateToLatest']>>;
+  let outcome: MigrationResultSet;
   try {
     outcome = await migrator.migrateToLatest();
   } catch (error) {

@@ -69,12 +69,9 @@ export async function readSnapshotManifest(
     }
     return parsed;
   } catch (error) {
-    throw new SnapshotWriteError('_manifests', path, `unreadable manifest: ${errorMessage(error)}`, {
+    // JSON.parse's SyntaxError, a TypeError of a value that is no object, or the Error above.
+    throw new SnapshotWriteError('_manifests', path, `unreadable manifest: ${(error as Error).message}`, {
       cause: error,
     });
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

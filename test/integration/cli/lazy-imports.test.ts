@@ -14,11 +14,15 @@ import { tempDir } from '../../helpers/temp-dir.js';
  * loads neither kysely nor the migrations (src/mirror/database.ts, migrations/names.ts): importing
  * kysely took 106–151 ms of every command's start. The Parquet writer (hyparquet-writer, with the
  * hyparquet reader it imports) is loaded by the commands that write snapshots, not by `sync`
- * (pipelines/tables.ts), and a named run loads only the pipelines of its steps. These tests run the CLI with a module hook that counts the
- * modules each package loaded.
+ * (pipelines/tables.ts), and a named run loads only the pipelines of its steps. These tests run
+ * the CLI with a module hook that counts the modules each package loaded.
  */
 
 const COUNTED = ['kysely', 'hyparquet-writer', 'pg', 'csv-parse'] as const;
+type Counts = Record<(typeof COUNTED)[number], number>;
+
+/** No module of any {@link COUNTED} package. */
+const NONE: Readonly<Counts> = Object.freeze(Object.fromEntries(COUNTED.map((name) => [name, 0])) as Counts);
 
 /**
  * A `--import` module that writes how many modules of each {@link COUNTED} package were loaded, at
@@ -44,14 +48,14 @@ async function moduleCounter(dir: string): Promise<string> {
   return pathToFileURL(path).href;
 }
 
-function modulesLoaded(run: CliRun): Record<(typeof COUNTED)[number], number> {
+function modulesLoaded(run: CliRun): Counts {
   // One line per thread that ended: the main thread's and each worker's (the sync's mirror
   // writer opens the mirror too), as the hook runs in every thread.
   const lines = [...run.stderr.matchAll(/^modules loaded: (\{.*\})$/gm)];
   if (lines.length === 0) throw new Error(`no count in the child's stderr:\n${run.stderr}`);
-  const total = { kysely: 0, 'hyparquet-writer': 0, pg: 0, 'csv-parse': 0 };
+  const total: Counts = { ...NONE };
   for (const line of lines) {
-    const counts = JSON.parse(line[1]!) as Record<(typeof COUNTED)[number], number>;
+    const counts = JSON.parse(line[1]!) as Counts;
     for (const name of COUNTED) total[name] += counts[name];
   }
   return total;
@@ -80,27 +84,29 @@ describe('heavy libraries are loaded only by the commands that use them', () => 
     expect(sync.stdout).toContain('mirror:');
     // The main thread and the mirror writer's thread.
     expect(sync.stderr.match(/^modules loaded: /gm)).toHaveLength(2);
-    expect(modulesLoaded(sync)).toEqual({ kysely: 0, 'hyparquet-writer': 0, pg: 0, 'csv-parse': 0 });
+    expect(modulesLoaded(sync)).toEqual(NONE);
 
     const snapshot = await runCli(['snapshot', '--db', db, '--out', join(dir, 'snapshots')], options);
     expect(snapshot.code, snapshot.stderr).toBe(0);
     expect(snapshot.stdout).toMatch(/domains\s+30 rows/);
-    expect(modulesLoaded(snapshot).kysely).toBe(0);
-    expect(modulesLoaded(snapshot)['hyparquet-writer']).toBeGreaterThan(5);
+    const snapshotLoaded = modulesLoaded(snapshot);
+    expect(snapshotLoaded.kysely).toBe(0);
+    expect(snapshotLoaded['hyparquet-writer']).toBeGreaterThan(5);
 
     // The default nightly pipeline, sync then snapshot: the pipelines of other steps (publish with
     // pg and kysely, export with csv-parse) stay unloaded (pipelines/registry.ts).
     const nightly = await runCli(['run', 'nightly', '--db', db], options);
     expect(nightly.code, nightly.stderr).toBe(0);
     expect(nightly.stdout).toMatch(/1\. snapshot\s+done/);
-    expect(modulesLoaded(nightly)).toMatchObject({ kysely: 0, pg: 0, 'csv-parse': 0 });
-    expect(modulesLoaded(nightly)['hyparquet-writer']).toBeGreaterThan(5);
+    const nightlyLoaded = modulesLoaded(nightly);
+    expect(nightlyLoaded).toMatchObject({ kysely: 0, pg: 0, 'csv-parse': 0 });
+    expect(nightlyLoaded['hyparquet-writer']).toBeGreaterThan(5);
 
     const status = await runCli(['status', '--db', db], options);
     expect(status.code).toBe(0);
     // It reads the snapshot's manifest without the Parquet writer (src/warehouse/manifest.ts).
     expect(status.stdout).toMatch(/domains\s+\d{4}-\d{2}-\d{2}\s+30 rows/);
-    expect(modulesLoaded(status)).toEqual({ kysely: 0, 'hyparquet-writer': 0, pg: 0, 'csv-parse': 0 });
+    expect(modulesLoaded(status)).toEqual(NONE);
   });
 
   it('mirror.db of an up-to-date mirror is made on first use, once, and reads the mirror', async () => {
