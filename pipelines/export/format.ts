@@ -12,7 +12,8 @@ import { ExportError } from './errors.js';
  * NDJSON) become mirror rows. The service does not document the columns of an export file
  * (docs/service-api.md), so columns are mapped by name and the plausible variants listed in
  * docs/exports.md "Layouts accepted" are accepted; the simulator's choice is in
- * docs/simulator.md "Export files". This module is the only user of `csv-parse`.
+ * docs/simulator.md "Export files". This module and csv-order.ts (for the records its
+ * own splitter leaves to it) are the only users of `csv-parse`.
  */
 
 /** The format of a stored export: its recorded format, else guessed from the file name. */
@@ -199,6 +200,12 @@ export async function* readCsvRecords(path: string): AsyncGenerator<string[]> {
 }
 
 /**
+ * How csv-parse reads an export file: a byte-order mark dropped, empty lines skipped, every record
+ * with the header's number of cells.
+ */
+export const CSV_OPTIONS = { bom: true, skip_empty_lines: true, relax_column_count: false } as const;
+
+/**
  * The records of CSV bytes from `source`, read as {@link readCsvRecords} reads a file; `to`: only
  * that many records, the rest not parsed.
  */
@@ -206,7 +213,7 @@ export async function* csvRecordsOf(
   source: Readable,
   options: { to?: number } = {},
 ): AsyncGenerator<string[]> {
-  const parser = parseCsv({ bom: true, skip_empty_lines: true, relax_column_count: false, ...options });
+  const parser = parseCsv({ ...CSV_OPTIONS, ...options });
   source.on('error', (error) => parser.destroy(error));
   source.pipe(parser);
   try {
