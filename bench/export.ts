@@ -19,8 +19,8 @@
  *   slower during a format weighs on both sides alike.
  * - The ceiling child is the loader a user would write by hand instead, on plain `node` (Node's own
  *   heap settings, where the download and load children have the `domain-sync` bin's): it reads
- *   the same file, parses it (JSON.parse per line, or the loader's own CSV reader,
- *   `readCsvRecords`, plus JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
+ *   the same file, parses it (JSON.parse per line, or papaparse, a streaming CSV reader faster
+ *   than the load's csv-parse, plus JSON.parse of the two list cells) and, into tables of its own (the three it fills, with the
  *   columns the product's contract names and their keys: contract-tables.ts), runs one prepared
  *   `INSERT … ON CONFLICT DO UPDATE` per domain, per licence and per payment method, in 2,000-row
  *   transactions. Until 2026-11-28 it wrote into the mirror's own schema (our migrations' tables
@@ -41,8 +41,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import Papa from 'papaparse';
 import { exportPipeline } from '../pipelines/export/index.js';
-import { readCsvRecords } from '../pipelines/export/format.js';
 import { loadConfig } from '../src/config/load.js';
 import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { openRunContext } from '../src/runtime/run-context.js';
@@ -483,7 +483,14 @@ async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: strin
     let header = true;
     const cell = (text: string | undefined): unknown =>
       text === undefined || text === '' ? null : (JSON.parse(text) as unknown);
-    for await (const record of readCsvRecords(filePath)) {
+    // papaparse, the faster of the two well-kept streaming CSV readers measured (docs/benchmarks.md
+    // "export"): a loader written by hand has no reason to pick the slower one.
+    // papaparse, the faster of the two well-kept streaming CSV readers measured (docs/benchmarks.md
+    // "export"): a loader written by hand has no reason to pick the slower one.
+    const records = createReadStream(filePath).pipe(
+      Papa.parse(Papa.NODE_STREAM_INPUT, { skipEmptyLines: true }),
+    );
+    for await (const record of records as AsyncIterable<string[]>) {
       if (header) {
         header = false;
         licences = record.indexOf('licenses');
