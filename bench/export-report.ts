@@ -78,7 +78,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       (json ? `${Math.round(json.fileBytes / json.rows)} bytes per NDJSON row` : '2 KB per NDJSON row') +
       '. The ceiling is the loader a user would write by hand instead of this tool, run on plain `node` with ' +
       "Node's own heap settings: it reads the same file " +
-      '(JSON.parse per line, or the same CSV reader) and upserts each domain, licence and payment method ' +
+      "(JSON.parse per line; for CSV, papaparse since 2026-11-29 16:30Z, the load's own csv-parse before: the last note) and upserts each domain, licence and payment method " +
       'with one prepared statement each, 2,000 rows per transaction, into tables of its own: the three it ' +
       "fills, with the columns the product's contract names for them and their keys, nothing else " +
       '(bench/contract-tables.ts). The mirror is empty, so the load is its first load, as for a user ' +
@@ -144,8 +144,8 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '17 rounds on 2026-11-29: the ceiling is faster on a smaller file, so the 0.52 of the 1,000,000-row run ' +
       'was the kinder figure. A CSV file is loaded in key order too (pipelines/export/csv-order.ts): its scan ' +
       'finds each record by its line ends outside double quotes and reads the key cell from the bytes, and ' +
-      'the load feeds the header and the records, in key order, to the same CSV reader (csv-parse), so it ' +
-      'parses the file once, as before. Measured by hand on 2026-11-29 at 200,000 rows (two alternating ' +
+      'the load fed the header and the records, in key order, to the same CSV reader (csv-parse), so it ' +
+      'parsed the file once, as before (since 16:30Z that day it splits plain records itself: the last note). Measured by hand on 2026-11-29 at 200,000 rows (two alternating ' +
       'rounds): 28.7 and 29.4 s of load against 33.4 and 33.9 s in file order, 0.73 and 0.61 of the same ' +
       "rounds' ceiling (9,511 and 11,138 rows/s) against 0.63 and 0.53, peak RSS 190 and 192 MB against 183 " +
       'and 185 MB. Two rounds of the load in file order just before measured 0.51 and 0.53 (34.7 and 34.4 s, ' +
@@ -255,12 +255,12 @@ export function benchNotes(result: ExportBenchResult): string[] {
       '(one sequential read) instead of in key order (a read per row, 0.36–0.40 s per pass of 200,000 rows ' +
       'measured alone, against 0.28–0.30 s in file order): 23.2, 22.7 and 24.6 s against 21.2, 23.1 and ' +
       '20.7 s (0.64–0.68 of the ceiling against 0.67–0.78), not kept either.',
-    'papaparse 5.7 as the CSV reader instead of csv-parse, tried on 2026-11-29 from 11:55Z and not kept. ' +
+    "papaparse 5.7 as the load's CSV reader instead of csv-parse, tried on 2026-11-29 from 11:55Z and not kept. " +
       'It parsed the 20,000 records of a 43 MB export (every section) in 0.29–0.46 s of CPU against ' +
       '0.81–0.87 s (nine reads each, alternating processes), and a bench run with it (12:06Z) loaded the ' +
       'CSV files faster than the run in the table above: 1,000,000 rows in 142.5 s against 173.4 s, ' +
       '200,000 in 26.1 s against 29.3 s, 200,000 into a synced mirror in 32.3 s against 42.7 s. But the ' +
-      'ceiling reads with the same function and gained more (10,716 rows/s against 8,258 at 1,000,000 ' +
+      'ceiling then read with the same function and gained more (10,716 rows/s against 8,258 at 1,000,000 ' +
       'rows), so the ratios fell, to 0.65, 0.58 and 0.48 against 0.70, 0.67 and 0.50, and peak RSS rose: ' +
       '248.4 MB against 212.0 at 1,000,000 rows (the target is 256), 243.5 against 194.9 at 200,000. In ' +
       'alternating ad hoc CLI loads of a 200,000-row CSV file into an empty mirror the peak was 230–259 MB ' +
@@ -270,6 +270,24 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'while the row waits in its batch. Copying the short cells brought the live heap to 25–45 MB and the ' +
       'peak to 221–237 MB (six runs), still above csv-parse. A reader that needs more memory than the ' +
       "target's margin allows, for a gain the ratios do not show, was not worth it.",
+    'Since 2026-11-29 16:30Z a CSV file read in key order is split into its cells by the load itself ' +
+      '(pipelines/export/csv-order.ts, docs/exports.md "Loading"): the scan already finds each record by its ' +
+      'quotes, and only a record that is not plain RFC 4180, or has another number of cells than the header, ' +
+      'goes to csv-parse. In a CPU profile of a 200,000-row CSV load just before (16:15Z, 37.1 s of samples), ' +
+      "csv-parse's own code took 8.6 s. Reading, splitting and mapping the 20,000 records of a 43 MB export " +
+      'took 0.51–0.54 s of CPU against 1.17–1.37 s (three alternating runs), and loading 200,000 rows into ' +
+      'an empty mirror 26.3–28.9 s against 29.0–34.5 s (three alternating pairs, peak RSS 188–221 MiB ' +
+      'against 187–215). With that the ceiling, a loader written by hand, no longer reads CSV with the ' +
+      "load's reader but with papaparse (bench/export.ts), the faster of the two well-kept streaming " +
+      'readers measured (the 20,000 records in 0.44–0.68 s of CPU against 0.92–1.42 s): a demanding ' +
+      'baseline, since a user has no reason to pick the slower one. On the 200,000-row file (three ' +
+      'alternating pairs, by hand after the run in the table) it loaded in 15.4–17.2 s against 19.8–24.9 s ' +
+      'with csv-parse. The run in the table (16:48Z) is the first with both: the CSV load made 7,092 ' +
+      'rows/s at 1,000,000 rows (141.0 s against 173.4 s in the run of 08:12Z), 7,899 at 200,000 (25.3 s ' +
+      'against 29.3 s) and 6,154 into a synced mirror (32.5 s against 42.7 s), 0.68, 0.62 and 0.55 of the ' +
+      'new ceiling, where the run of 08:12Z had 0.70, 0.67 and 0.50 of the old one. The NDJSON figures of ' +
+      'the same run (0.63 and 0.58, against 0.67 and 0.66), whose code did not change, moved with the ' +
+      'ceiling: 15,335 rows/s at 200,000 rows against 13,819.',
   ];
   return notes;
 }
