@@ -83,22 +83,41 @@ function extraFields(value: unknown, stored: ReadonlySet<string>): unknown {
   return extra;
 }
 
-/** Whether an item of a licence or payment-method list has a field its table has no column for. */
-function listHasExtra(items: unknown, stored: ReadonlySet<string>): boolean {
-  if (!Array.isArray(items)) return false;
+/**
+ * The items of a licence or payment-method list that have fields their table has no column for,
+ * each as its key fields (`keys`, so it can be told which row it belongs to) and those fields.
+ * Undefined when no item has any: the usual case.
+ */
+function listExtras(
+  items: unknown,
+  keys: readonly string[],
+  stored: ReadonlySet<string>,
+): Array<Record<string, unknown>> | undefined {
+  if (!Array.isArray(items)) return undefined;
+  let extras: Array<Record<string, unknown>> | undefined;
   for (const item of items) {
     if (item === null || typeof item !== 'object') continue;
-    for (const k in item) if (!stored.has(k)) return true;
+    let extra: Record<string, unknown> | undefined;
+    for (const k in item) {
+      if (stored.has(k)) continue;
+      if (extra === undefined) {
+        extra = {};
+        for (const key of keys) extra[key] = (item as Record<string, unknown>)[key];
+      }
+      extra[k] = (item as Record<string, unknown>)[k];
+    }
+    if (extra !== undefined) (extras ??= []).push(extra);
   }
-  return false;
+  return extras;
 }
 
 /**
  * What a profile has beyond what the mirror stores in columns and rows, for `profile_extra`
  * (migration 0010): unknown top-level fields, unknown fields of `operator`, `brand` and `meta`
- * (under those names; the value whole when it is not an object), and a licence or payment-method list whole when one of its items has a
- * field its table has no column for. `{}` when there is nothing else: the usual case. Timestamps
- * are stored normalised and null and absent alike as NULL, so neither spelling is kept.
+ * (under those names; the value whole when it is not an object), and under `licenses` and
+ * `payment_methods` the items with fields their table has no column for, each as its key fields
+ * and those fields (listExtras). `{}` when there is nothing else: the usual case. Timestamps are
+ * stored normalised and null and absent alike as NULL, so neither spelling is kept.
  */
 export function profileExtra(p: DomainProfileInput): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
@@ -109,8 +128,9 @@ export function profileExtra(p: DomainProfileInput): Record<string, unknown> {
     const fields = extraFields(p[k], STORED_FIELDS[k]);
     if (fields !== undefined) extra[k] = fields;
   }
-  for (const k of ['licenses', 'payment_methods'] as const) {
-    if (listHasExtra(p[k], STORED_FIELDS[k])) extra[k] = p[k];
-  }
+  const licences = listExtras(p.licenses, LICENCES.keyColumns, STORED_FIELDS.licenses);
+  if (licences !== undefined) extra.licenses = licences;
+  const methods = listExtras(p.payment_methods, PAYMENT_METHODS.keyColumns, STORED_FIELDS.payment_methods);
+  if (methods !== undefined) extra.payment_methods = methods;
   return extra;
 }

@@ -65,7 +65,11 @@ describe('upsertProfiles', () => {
       x_new_field: { a: 1 },
       operator: { name: 'Acme Gaming', x_operator_note: 'n' },
       meta: { served_from_cache: false, x_meta: 2 },
-      licenses: [{ ...licence(), x_licence_flag: true }],
+      licenses: [
+        { ...licence(), x_licence_flag: true },
+        { ...licence(), license_number: 'L-2' },
+      ],
+      payment_methods: [{ normalized_name: 'visa', category: 'card', x_fee: null }],
     } as unknown as Partial<DomainProfileInput>);
     upsertProfiles(mirror, [odd], { syncedAt: T2 });
     const row = sqlite
@@ -79,8 +83,9 @@ describe('upsertProfiles', () => {
       x_new_field: { a: 1 },
       operator: { x_operator_note: 'n' },
       meta: { x_meta: 2 },
-      // A list is kept whole when an item has a field its table has no column for.
-      licenses: JSON.parse(JSON.stringify(odd.licenses)),
+      // Of a list, the items with a field their table has no column for: their key and that field.
+      licenses: [{ jurisdiction: 'mga', license_number: 'MGA/B2C/100/2020', x_licence_flag: true }],
+      payment_methods: [{ normalized_name: 'visa', x_fee: null }],
     });
   });
 
