@@ -726,7 +726,14 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
     'own digits, 0.24–0.43 µs (alternating runs over 10,000 random instants spelled `+00:00`, Node 24, 2 ' +
     'Intel Xeon cores). In alternating CLI syncs of 20,000 domains in quirks mode that day (concurrency 8, ' +
     'seven each), the sync used 9.87–10.78 s of user CPU (median 10.32) against 9.69–11.97 s (median ' +
-    "10.76) before: about 4 % less, within this shared machine's run-to-run spread."
+    "10.76) before: about 4 % less, within this shared machine's run-to-run spread. Since 2026-11-29 " +
+    '(17:00Z) the mirror keeps in profile_extra, of a licence or payment-method item with fields its table ' +
+    'has no column for, only its key and those fields, where it kept the whole list (docs/schema.md): in ' +
+    'quirks mode every item has two, so every list was stored twice. In alternating CLI syncs of 20,000 ' +
+    'domains in quirks mode that day (four pairs), the sync used 5.80–6.11 s of CPU (user and system) ' +
+    'against 5.86–6.40 s and made a 91.9 MB mirror against 114.8 MB (a canonical catalogue, 71.7 MB); one ' +
+    "CPU profile of each put the writer thread's commits and checkpoints at 19 µs per profile against 28 " +
+    '(a canonical sync, 17).'
   );
 }
 
@@ -1185,6 +1192,8 @@ const SYNC_START_UP_NOTE =
   'test/integration/cli/lazy-imports.test.ts counts what each command loads. An incremental sync of a ' +
   '20,000-domain catalogue with nothing to fetch took 0.42–0.52 s against 0.61–0.70 s (CLI as installed, ' +
   "five alternating runs). At 100,000 domains that is about 2 µs per profile, below this machine's " +
-  'run-to-run spread: the run in the table, the first after the change, measured 214 µs of CPU per ' +
+  'run-to-run spread: the first bench run after the change (15:08Z) measured 214 µs of CPU per ' +
   'profile against 247 µs in the run before it, but its bare undici loop also ran faster (49 against ' +
-  '61 µs), and the ratio moved the other way (4.37 against 4.05).';
+  '61 µs), and the ratio moved the other way (4.37 against 4.05). The run in the table (17:45Z, after ' +
+  "the change to profile_extra, which a canonical catalogue's profiles do not touch) measured 210 µs " +
+  'against a bare undici loop of 45 µs: 4.67.';
