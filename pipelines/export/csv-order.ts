@@ -15,8 +15,8 @@ import type { ExportKeyOrder, ScanOptions } from './key-order.js';
  * quotes (RFC 4180: a quote inside a quoted cell is written twice, so counting quotes tells
  * inside from outside), and its key is the cell of the key column (the header's, read by the
  * same CSV reader as in file order). The load then reads each record at its offset, in key
- * order, and splits it into its cells itself (splitCsvRecord): csv-parse took more than half
- * the time of reading and mapping an export's records. Only a record that is not plain RFC 4180, or
+ * order, and splits it into its cells itself (splitCsvRecord): csv-parse took more than half the
+ * time of reading and mapping an export's records. Only a record that is not plain RFC 4180, or
  * has another number of cells than the header, goes to csv-parse, with the header before it, so
  * that it is read or refused as in file order. Records with the same key keep the file's order.
  *
@@ -168,9 +168,8 @@ const COMMA_CODE = 0x2c;
 /**
  * The cells of one CSV record (`text`, its line end taken off) as RFC 4180 reads them: a cell in
  * double quotes holds anything, a quote in it written twice; any other cell holds no quote and no
- * line break.
- * Undefined for a record that is not so, or has other than `columns` cells: the CSV reader judges
- * it (parseIrregular), so that such a record is read, or refused, as in file order.
+ * line break. Undefined for a record that is not so, or has other than `columns` cells: the CSV
+ * reader judges it (parseIrregular), so that such a record is read, or refused, as in file order.
  */
 export function splitCsvRecord(text: string, columns: number): string[] | undefined {
   const cells: string[] = [];

@@ -26,7 +26,10 @@ function encodeCell(cell: string): string {
   return /[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell;
 }
 
-/** csv-parse's reading of one record's text: its cells, or undefined when it refuses it or reads other than one record. */
+/**
+ * csv-parse's reading of one record's text: its cells, or undefined when it refuses it or reads
+ * other than one record.
+ */
 function csvParseCells(text: string): string[] | undefined {
   try {
     const records = parse(text, { relax_column_count: true }) as string[][];
