@@ -485,8 +485,6 @@ async function ceilingChild(dir: string, format: 'json' | 'csv', filePath: strin
       text === undefined || text === '' ? null : (JSON.parse(text) as unknown);
     // papaparse, the faster of the two well-kept streaming CSV readers measured (docs/benchmarks.md
     // "export"): a loader written by hand has no reason to pick the slower one.
-    // papaparse, the faster of the two well-kept streaming CSV readers measured (docs/benchmarks.md
-    // "export"): a loader written by hand has no reason to pick the slower one.
     const records = createReadStream(filePath).pipe(
       Papa.parse(Papa.NODE_STREAM_INPUT, { skipEmptyLines: true }),
     );

@@ -83,6 +83,9 @@ function extraFields(value: unknown, stored: ReadonlySet<string>): unknown {
   return extra;
 }
 
+/** The child table of each profile list whose items profile_extra names by their key. */
+const LISTS = { licenses: LICENCES, payment_methods: PAYMENT_METHODS } as const;
+
 /**
  * The items of a licence or payment-method list that have fields their table has no column for,
  * each as its key fields (`keys`, so it can be told which row it belongs to) and those fields.
@@ -128,9 +131,9 @@ export function profileExtra(p: DomainProfileInput): Record<string, unknown> {
     const fields = extraFields(p[k], STORED_FIELDS[k]);
     if (fields !== undefined) extra[k] = fields;
   }
-  const licences = listExtras(p.licenses, LICENCES.keyColumns, STORED_FIELDS.licenses);
-  if (licences !== undefined) extra.licenses = licences;
-  const methods = listExtras(p.payment_methods, PAYMENT_METHODS.keyColumns, STORED_FIELDS.payment_methods);
-  if (methods !== undefined) extra.payment_methods = methods;
+  for (const k of ['licenses', 'payment_methods'] as const) {
+    const items = listExtras(p[k], LISTS[k].keyColumns, STORED_FIELDS[k]);
+    if (items !== undefined) extra[k] = items;
+  }
   return extra;
 }

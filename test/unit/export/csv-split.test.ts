@@ -2,24 +2,10 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { readCsvInKeyOrder, scanCsvKeys, splitCsvRecord } from '../../../pipelines/export/csv-order.js';
 import { readExportRows } from '../../../pipelines/export/index.js';
+import { Prng } from '../../../src/simulator/prng.js';
 import { exportFile, readAllRows, sortedByKey } from '../../helpers/export-rows.js';
 
-/** A deterministic pseudo-random source (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const PIECES = ['a', 'b', ',', '"', '""', '\n', '\r\n', ' ', 'é', '{"k":[1]}', ''];
-
-function pick<T>(next: () => number, items: readonly T[]): T {
-  return items[Math.floor(next() * items.length)]!;
-}
 
 /** A cell written as a CSV writer writes it: quoted when it holds a comma, quote or line break. */
 function encodeCell(cell: string): string {
@@ -41,10 +27,11 @@ function csvParseCells(text: string): string[] | undefined {
 
 describe('splitCsvRecord', () => {
   it('gives the cells a CSV writer wrote, as csv-parse reads them', () => {
-    const next = random(1);
+    // Seeded, so that a failure can be replayed.
+    const prng = new Prng(1);
     for (let n = 0; n < 3000; n++) {
-      const cells = Array.from({ length: 1 + Math.floor(next() * 6) }, () =>
-        Array.from({ length: Math.floor(next() * 5) }, () => pick(next, PIECES)).join(''),
+      const cells = Array.from({ length: prng.int(1, 6) }, () =>
+        Array.from({ length: prng.int(0, 4) }, () => prng.pick(PIECES)).join(''),
       );
       const text = cells.map(encodeCell).join(',');
       expect(splitCsvRecord(text, cells.length), text).toEqual(cells);
@@ -54,11 +41,11 @@ describe('splitCsvRecord', () => {
   });
 
   it('reads any text either as csv-parse does or not at all', () => {
-    const next = random(2);
+    const prng = new Prng(2);
     let split = 0;
     let left = 0;
     for (let n = 0; n < 20000; n++) {
-      const text = Array.from({ length: Math.floor(next() * 12) }, () => pick(next, PIECES)).join('');
+      const text = Array.from({ length: prng.int(0, 11) }, () => prng.pick(PIECES)).join('');
       const expected = csvParseCells(text);
       // Any number of cells asked for: a reading csv-parse refuses is refused whatever the count.
       let splitOnce = false;
