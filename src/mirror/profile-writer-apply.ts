@@ -12,6 +12,7 @@ import type {
 import { upsertDomainSummaries } from './store/domains.js';
 import type { HeldListing } from './store/held-listing.js';
 import { upsertProfiles } from './store/profiles.js';
+import type { UpsertProfilesOptions } from './store/profiles.js';
 import { compareKeys } from './store/values.js';
 import { updatePipelineRunStats } from './store/runs.js';
 
@@ -81,13 +82,8 @@ function applyProfileTexts(
   heldListing: HeldListing | undefined,
 ): WriterReply {
   const { texts, keys, syncedAt } = request;
-  const order = texts.map((_, index) => index);
-  if (keys !== undefined) order.sort((a, b) => compareKeys(keys[a] ?? '', keys[b] ?? ''));
-  const write = (profiles: readonly unknown[]): number =>
-    upsertProfiles(m, profiles as DomainProfileInput[], {
-      syncedAt,
-      ...(heldListing === undefined ? {} : { heldListing }),
-    }).profiles;
+  const order = textOrder(texts.length, keys);
+  const options = { syncedAt, ...(heldListing === undefined ? {} : { heldListing }) };
   const failures: WriterFailure[] = [];
   let written = 0;
   for (let start = 0; start < order.length; start += PROFILE_TEXT_CHUNK) {
@@ -98,12 +94,12 @@ function applyProfileTexts(
       else failures.push(read);
     }
     try {
-      written += write(chunk);
+      written += writeProfiles(m, chunk, options);
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
       for (const profile of chunk) {
         try {
-          written += write([profile]);
+          written += writeProfiles(m, [profile], options);
         } catch (itemError) {
           if (!leftNothingWritten(itemError)) throw itemError;
           failures.push({ item: domainOf(profile), ...errorFields(itemError) });
@@ -112,6 +108,32 @@ function applyProfileTexts(
     }
   }
   return { id: request.id, ok: true, kind: 'profiles', profilesWritten: written, failures };
+}
+
+/** A request's text positions in the order of their keys (as given without keys). */
+function textOrder(count: number, keys: readonly string[] | undefined): number[] {
+  const order: number[] = [];
+  if (keys === undefined) {
+    for (let index = 0; index < count; index++) order.push(index);
+    return order;
+  }
+  const keyed: Array<{ key: string; index: number }> = [];
+  for (let index = 0; index < count; index++) keyed.push({ key: keys[index] ?? '', index });
+  keyed.sort(byKey);
+  for (const { index } of keyed) order.push(index);
+  return order;
+}
+
+function byKey(a: { key: string }, b: { key: string }): number {
+  return compareKeys(a.key, b.key);
+}
+
+/**
+ * Writes parsed profiles; how many. A module function, not a closure made per request: V8 keeps
+ * optimised code only while a function object of it lives (store/child-history.ts).
+ */
+function writeProfiles(m: Mirror, profiles: readonly unknown[], options: UpsertProfilesOptions): number {
+  return upsertProfiles(m, profiles as DomainProfileInput[], options).profiles;
 }
 
 /**

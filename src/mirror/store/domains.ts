@@ -105,7 +105,10 @@ export interface SummaryRow {
 function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
   // Last one wins when a listing repeats a domain (offset drift can do that).
   const byKey = new Map<string, SummaryRow>();
-  summaries.forEach((s, i) => {
+  // Loops and module functions, not callbacks made per call: V8 keeps optimised code only while
+  // a function object of it lives (store/child-history.ts).
+  for (let i = 0; i < summaries.length; i++) {
+    const s = summaries[i]!;
     const where = `summaries[${i}]`;
     const key = keyColumn(s.domain_normalized, `${where}.domain_normalized`);
     byKey.set(key, {
@@ -113,9 +116,13 @@ function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
       company_name: textColumn(s.company_name, `${where} (${key}).company_name`),
       listing_last_enriched_at: timestampColumn(s.last_enriched_at, `${where} (${key}).last_enriched_at`),
     });
-  });
+  }
   // In key order, as upsertProfiles writes: one sweep over the B-trees keyed by domain.
-  return [...byKey.values()].sort((a, b) => compareKeys(a.domain_normalized, b.domain_normalized));
+  return [...byKey.values()].sort(byDomain);
+}
+
+function byDomain(a: SummaryRow, b: SummaryRow): number {
+  return compareKeys(a.domain_normalized, b.domain_normalized);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import { cachedStatement, inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import type { DomainProfileInput } from '../inputs.js';
@@ -6,6 +7,7 @@ import { peekNextChangeSeq, takeChangeSeq } from './change-seq.js';
 import { baselineOpen } from './baseline.js';
 import type { HeldListing } from './held-listing.js';
 import { childRows, keyedChildWriter } from './child-history.js';
+import type { KeyedChildWriter } from './child-history.js';
 import { LICENCES, PAYMENT_METHODS, PROFILE_SECTIONS, profileExtra } from './profile-fields.js';
 import type { LicenceRow, PaymentMethodRow } from './profile-fields.js';
 import {
@@ -190,26 +192,20 @@ export function upsertProfiles(
   options: UpsertProfilesOptions,
 ): UpsertProfilesResult {
   const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
-  const byKey = new Map<
-    string,
-    {
-      input: DomainProfileInput;
-      index: number;
-      key: string;
-      hash: string;
-      extraJson: string;
-      listing: ListingColumns | undefined;
-    }
-  >();
-  profiles.forEach((p, i) => {
+  // Loops and module functions here and below, not callbacks made per call: a writer calls this
+  // every 64 profiles, and V8 keeps optimised code only while a function object of it lives
+  // (child-history.ts).
+  const byKey = new Map<string, ProfileInput>();
+  for (let i = 0; i < profiles.length; i++) {
+    const p = profiles[i]!;
     const key = keyColumn(p.domain_normalized, `profiles[${i}].domain_normalized`);
     byKey.set(key, { input: p, index: i, key, ...profileJsonOf(p), listing: options.listing?.[i] });
-  });
+  }
   // Written in key order: the tables and most of their indexes are keyed by domain, so a sorted
   // batch walks each B-tree once instead of jumping between its pages, and SQLite's small page
   // cache keeps hitting (about a fifth less CPU per profile on a 100,000-domain mirror, more the
   // larger the mirror; docs/benchmarks.md "export").
-  const all = [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
+  const all = [...byKey.values()].sort(byInputKey);
   const result: UpsertProfilesResult = {
     profiles: all.length,
     domains: { inserted: 0, updated: 0, unchanged: 0 },
@@ -224,133 +220,9 @@ export function upsertProfiles(
     sectionsWritten: 0,
   };
   if (all.length === 0) return result;
-
-  const readDomains = cachedStatement(mirror, SELECT_PROFILE_STATE);
-  const upsertDomain = cachedStatement(mirror, UPSERT_PROFILE);
-  const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
-  const setHash = cachedStatement(mirror, SET_PROFILE_HASH);
-  const withListing =
-    options.listing === undefined ? undefined : cachedStatement(mirror, UPSERT_PROFILE_WITH_LISTING);
-  const withHeldListing =
-    options.heldListing === undefined ? undefined : cachedStatement(mirror, INSERT_PROFILE_WITH_HELD_LISTING);
-  const { licences, paymentMethods } = inTransaction(mirror, () => {
-    const storedHash = new Map<string, string | null>();
-    for (const row of readDomains.all(JSON.stringify(all.map((p) => p.key))) as Array<{
-      domain_normalized: string;
-      profile_hash: string | null;
-    }>) {
-      storedHash.set(row.domain_normalized, row.profile_hash);
-    }
-    // Same hash = the very content this function last wrote for the domain, in one transaction
-    // with its licences, payment methods and sections (the only writer of those tables), so
-    // there is nothing to compare or write.
-    // An unchanged profile is not even validated (unless `checkUnchanged`): the identical content
-    // passed validation when it was written. The changed ones are all converted (and validated) before the first write, so
-    // a bad value throws with nothing written (and the transaction rolls back regardless).
-    const changed: ProfileRows[] = [];
-    const unchangedListing: Array<{ key: string; listing: ListingColumns }> = [];
-    for (const p of all) {
-      if (storedHash.get(p.key) !== p.hash) {
-        const rows = profileRows(p.input, p.index, syncedAt, p.hash, p.extraJson);
-        if (p.listing !== undefined) rows.listing = p.listing;
-        changed.push(rows);
-      } else {
-        if (options.checkUnchanged) profileRows(p.input, p.index, syncedAt, p.hash, p.extraJson);
-        if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
-      }
-    }
-    /** Whether the mirror holds a profile of the domain (not only its listing row). */
-    const hasStoredProfile = (p: ProfileRows): boolean => (storedHash.get(p.key) ?? null) !== null;
-    markSameContent(mirror, changed.filter(hasStoredProfile));
-    result.domains.unchanged = all.length - changed.length;
-    // One change sequence value for every row this transaction writes (migration 0005); none is
-    // taken when nothing will be written, so an unchanged batch changes no row at all.
-    const changeSeq = changed.length > 0 || unchangedListing.length > 0 ? peekNextChangeSeq(mirror) : 0;
-    let wrote = false;
-    const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
-    const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
-    // While the mirror's first load fills it, a domain's first profile is where its history
-    // starts: its licences and payment methods are not additions.
-    const baseline = changed.length > 0 && baselineOpen(mirror);
-    // A domain not in the mirror has no stored children to compare with (they reference it).
-    const known = changed.filter((p) => storedHash.has(p.key));
-    const storedLicences = licences.readStored(known.filter((p) => p.licences !== null).map((p) => p.key));
-    const storedPayments = paymentMethods.readStored(
-      known.filter((p) => p.paymentMethods !== null).map((p) => p.key),
-    );
-
-    const writeDomainRow = (p: ProfileRows): void => {
-      if (storedHash.has(p.key)) result.domains.updated++;
-      else result.domains.inserted++;
-      const held =
-        p.listing === undefined && !storedHash.has(p.key) ? options.heldListing?.take(p.key) : undefined;
-      if (held !== undefined && withHeldListing !== undefined) {
-        const params = [...p.domain];
-        params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
-        withHeldListing.run(
-          ...params,
-          changeSeq,
-          held.companyName,
-          held.listingLastEnrichedAt,
-          held.listedAt,
-        );
-      } else if (p.listing === undefined || withListing === undefined)
-        upsertDomain.run(...p.domain, changeSeq);
-      else withListing.run(...p.domain, changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
-    };
-
-    for (const p of changed) {
-      wrote = true;
-      // Domain first, since the child tables reference it; a domain row that may hold this content
-      // already (sameContent) is written after its children, once it is known whether they changed.
-      if (p.sameContent !== true) writeDomainRow(p);
-      const logAdditions = !baseline || hasStoredProfile(p);
-      let childRowsWritten = 0;
-      if (p.licences !== null)
-        childRowsWritten += licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
-      if (p.paymentMethods !== null)
-        childRowsWritten += paymentMethods.apply(
-          p.key,
-          p.paymentMethods,
-          storedPayments.get(p.key),
-          logAdditions,
-        );
-      for (const s of p.sections) {
-        const { changes } = upsertSection.run(p.key, s.section, s.data, syncedAt, syncedAt, changeSeq);
-        result.sectionsWritten += changes;
-        childRowsWritten += changes;
-      }
-      if (p.sameContent !== true) continue;
-      if (childRowsWritten > 0) {
-        // Something of the profile changed after all: the row is rewritten, as for any change.
-        writeDomainRow(p);
-      } else {
-        // The whole profile is stored already: the row keeps its columns, meta and times, and
-        // takes the new hash alone (and the listing columns, below).
-        result.domains.unchanged++;
-        setHash.run(p.profileHash, changeSeq, p.key);
-        if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
-      }
-    }
-    if (unchangedListing.length > 0) {
-      const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
-      for (const { key, listing } of unchangedListing) {
-        const { companyName, listingLastEnrichedAt } = listing;
-        const changes = setListing.run(
-          companyName,
-          listingLastEnrichedAt,
-          syncedAt,
-          changeSeq,
-          key,
-          companyName,
-          listingLastEnrichedAt,
-        ).changes;
-        if (changes > 0) wrote = true;
-      }
-    }
-    if (wrote) takeChangeSeq(mirror, changeSeq);
-    return { licences, paymentMethods };
-  });
+  const { licences, paymentMethods } = inTransaction(mirror, () =>
+    writeProfiles(mirror, all, options, syncedAt, result),
+  );
   result.licencesAdded = licences.counts.added;
   result.licencesChanged = licences.counts.changed;
   result.licencesRemoved = licences.counts.removed;
@@ -360,6 +232,183 @@ export function upsertProfiles(
   result.paymentMethodsRemoved = paymentMethods.counts.removed;
   result.paymentMethodsRestored = paymentMethods.counts.restored;
   return result;
+}
+
+/** A profile given to {@link upsertProfiles}, with its key, hash and listing columns. */
+interface ProfileInput {
+  input: DomainProfileInput;
+  index: number;
+  key: string;
+  hash: string;
+  extraJson: string;
+  listing: ListingColumns | undefined;
+}
+
+function byInputKey(a: ProfileInput, b: ProfileInput): number {
+  return compareKeys(a.key, b.key);
+}
+
+/** What {@link writeDomainRow} needs of the transaction {@link writeProfiles} runs. */
+interface DomainRowWrite {
+  options: UpsertProfilesOptions;
+  result: UpsertProfilesResult;
+  storedHash: ReadonlyMap<string, string | null>;
+  changeSeq: number;
+  upsertDomain: Database.Statement;
+  withListing: Database.Statement | undefined;
+  withHeldListing: Database.Statement | undefined;
+}
+
+/** The body of {@link upsertProfiles}' transaction: `all` in key order, not empty. */
+function writeProfiles(
+  mirror: Mirror,
+  all: readonly ProfileInput[],
+  options: UpsertProfilesOptions,
+  syncedAt: string,
+  result: UpsertProfilesResult,
+): { licences: KeyedChildWriter<LicenceRow>; paymentMethods: KeyedChildWriter<PaymentMethodRow> } {
+  const readDomains = cachedStatement(mirror, SELECT_PROFILE_STATE);
+  const upsertSection = cachedStatement(mirror, UPSERT_SECTION);
+  const setHash = cachedStatement(mirror, SET_PROFILE_HASH);
+  const keys: string[] = [];
+  for (const p of all) keys.push(p.key);
+  const storedHash = new Map<string, string | null>();
+  for (const row of readDomains.all(JSON.stringify(keys)) as Array<{
+    domain_normalized: string;
+    profile_hash: string | null;
+  }>) {
+    storedHash.set(row.domain_normalized, row.profile_hash);
+  }
+  // Same hash = the very content this function last wrote for the domain, in one transaction
+  // with its licences, payment methods and sections (the only writer of those tables), so
+  // there is nothing to compare or write.
+  // An unchanged profile is not even validated (unless `checkUnchanged`): the identical content
+  // passed validation when it was written. The changed ones are all converted (and validated)
+  // before the first write, so a bad value throws with nothing written (and the transaction rolls
+  // back regardless).
+  const changed: ProfileRows[] = [];
+  const unchangedListing: Array<{ key: string; listing: ListingColumns }> = [];
+  for (const p of all) {
+    if (storedHash.get(p.key) !== p.hash) {
+      const rows = profileRows(p.input, p.index, syncedAt, p.hash, p.extraJson);
+      if (p.listing !== undefined) rows.listing = p.listing;
+      changed.push(rows);
+    } else {
+      if (options.checkUnchanged) profileRows(p.input, p.index, syncedAt, p.hash, p.extraJson);
+      if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
+    }
+  }
+  // The changed profiles of domains the mirror holds a profile of (not only their listing row),
+  // and of domains it holds at all (a domain not in the mirror has no stored children to compare
+  // with: they reference it).
+  const withStoredProfile: ProfileRows[] = [];
+  const knownLicences: string[] = [];
+  const knownPayments: string[] = [];
+  for (const p of changed) {
+    if (!storedHash.has(p.key)) continue;
+    if (storedHash.get(p.key) !== null) withStoredProfile.push(p);
+    if (p.licences !== null) knownLicences.push(p.key);
+    if (p.paymentMethods !== null) knownPayments.push(p.key);
+  }
+  markSameContent(mirror, withStoredProfile);
+  result.domains.unchanged = all.length - changed.length;
+  // One change sequence value for every row this transaction writes (migration 0005); none is
+  // taken when nothing will be written, so an unchanged batch changes no row at all.
+  const changeSeq = changed.length > 0 || unchangedListing.length > 0 ? peekNextChangeSeq(mirror) : 0;
+  let wrote = false;
+  const licences = keyedChildWriter(mirror, LICENCES, syncedAt, changeSeq);
+  const paymentMethods = keyedChildWriter(mirror, PAYMENT_METHODS, syncedAt, changeSeq);
+  // While the mirror's first load fills it, a domain's first profile is where its history
+  // starts: its licences and payment methods are not additions.
+  const baseline = changed.length > 0 && baselineOpen(mirror);
+  const storedLicences = licences.readStored(knownLicences);
+  const storedPayments = paymentMethods.readStored(knownPayments);
+  const domainRow: DomainRowWrite = {
+    options,
+    result,
+    storedHash,
+    changeSeq,
+    upsertDomain: cachedStatement(mirror, UPSERT_PROFILE),
+    withListing:
+      options.listing === undefined ? undefined : cachedStatement(mirror, UPSERT_PROFILE_WITH_LISTING),
+    withHeldListing:
+      options.heldListing === undefined
+        ? undefined
+        : cachedStatement(mirror, INSERT_PROFILE_WITH_HELD_LISTING),
+  };
+
+  for (const p of changed) {
+    wrote = true;
+    // Domain first, since the child tables reference it; a domain row that may hold this content
+    // already (sameContent) is written after its children, once it is known whether they changed.
+    if (p.sameContent !== true) writeDomainRow(domainRow, p);
+    const logAdditions = !baseline || (storedHash.get(p.key) ?? null) !== null;
+    let childRowsWritten = 0;
+    if (p.licences !== null)
+      childRowsWritten += licences.apply(p.key, p.licences, storedLicences.get(p.key), logAdditions);
+    if (p.paymentMethods !== null)
+      childRowsWritten += paymentMethods.apply(
+        p.key,
+        p.paymentMethods,
+        storedPayments.get(p.key),
+        logAdditions,
+      );
+    for (const s of p.sections) {
+      const { changes } = upsertSection.run(p.key, s.section, s.data, syncedAt, syncedAt, changeSeq);
+      result.sectionsWritten += changes;
+      childRowsWritten += changes;
+    }
+    if (p.sameContent !== true) continue;
+    if (childRowsWritten > 0) {
+      // Something of the profile changed after all: the row is rewritten, as for any change.
+      writeDomainRow(domainRow, p);
+    } else {
+      // The whole profile is stored already: the row keeps its columns, meta and times, and
+      // takes the new hash alone (and the listing columns, below).
+      result.domains.unchanged++;
+      setHash.run(p.profileHash, changeSeq, p.key);
+      if (p.listing !== undefined) unchangedListing.push({ key: p.key, listing: p.listing });
+    }
+  }
+  if (unchangedListing.length > 0) {
+    const setListing = cachedStatement(mirror, SET_LISTING_COLUMNS);
+    for (const { key, listing } of unchangedListing) {
+      const { companyName, listingLastEnrichedAt } = listing;
+      const changes = setListing.run(
+        companyName,
+        listingLastEnrichedAt,
+        syncedAt,
+        changeSeq,
+        key,
+        companyName,
+        listingLastEnrichedAt,
+      ).changes;
+      if (changes > 0) wrote = true;
+    }
+  }
+  if (wrote) takeChangeSeq(mirror, changeSeq);
+  return { licences, paymentMethods };
+}
+
+/** Writes the domain row of a changed profile, with its listing columns when it has them. */
+function writeDomainRow(w: DomainRowWrite, p: ProfileRows): void {
+  const stored = w.storedHash.has(p.key);
+  if (stored) w.result.domains.updated++;
+  else w.result.domains.inserted++;
+  const held = p.listing === undefined && !stored ? w.options.heldListing?.take(p.key) : undefined;
+  if (held !== undefined && w.withHeldListing !== undefined) {
+    const params = [...p.domain];
+    params[FIRST_SYNCED_AT_PARAM] = held.listedAt;
+    w.withHeldListing.run(
+      ...params,
+      w.changeSeq,
+      held.companyName,
+      held.listingLastEnrichedAt,
+      held.listedAt,
+    );
+  } else if (p.listing === undefined || w.withListing === undefined)
+    w.upsertDomain.run(...p.domain, w.changeSeq);
+  else w.withListing.run(...p.domain, w.changeSeq, p.listing.companyName, p.listing.listingLastEnrichedAt);
 }
 
 /**
