@@ -129,8 +129,8 @@ function byKey(a: { key: string }, b: { key: string }): number {
 }
 
 /**
- * Writes parsed profiles; how many. A module function, not a closure made per request: V8 keeps
- * optimised code only while a function object of it lives (store/child-history.ts).
+ * Writes parsed profiles; how many. A module function, not a closure made per request, which V8
+ * compiled anew between batches (store/child-history.ts).
  */
 function writeProfiles(m: Mirror, profiles: readonly unknown[], options: UpsertProfilesOptions): number {
   return upsertProfiles(m, profiles as DomainProfileInput[], options).profiles;

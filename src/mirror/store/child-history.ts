@@ -90,8 +90,8 @@ export function childRows<Row>(
   if (items === undefined || items === null) return null;
   if (!Array.isArray(items)) throw new MirrorInputError(where, 'expected an array');
   const rows = new Map<string, Row>();
-  // A loop, not forEach: a callback made anew per call loses its optimised code between batches
-  // (see KeyedChildDiff).
+  // A loop, not forEach: a callback made anew per call was compiled anew between batches (see
+  // KeyedChildDiff).
   for (let i = 0; i < items.length; i++) {
     const at = `${where}[${i}]`;
     const values = objectOrEmpty(items[i], at);
@@ -160,10 +160,11 @@ export function keyedChildWriter<Row>(
 
 /**
  * {@link KeyedChildWriter} as a class, not an object of closures: a writer is made for every
- * transaction (every 64 profiles on the sync's writer thread), and V8 keeps a function's
- * optimised code only while a function object of it lives, so closures made anew each time were
- * compiled again and again (a full sync of 50,000 domains compiled `apply` 7 times and the
- * callback of childRows 11 times). Methods on the prototype live as long as the module.
+ * transaction (every 64 profiles on the sync's writer thread), and V8 may drop a function's
+ * optimised code once no function object of it is alive: closures made anew each time were
+ * compiled again and again (under --trace-opt a full sync of 50,000 domains compiled `apply` 7
+ * times and the callback of childRows 11 times). Methods on the prototype live as long as the
+ * module, and are compiled once.
  */
 class KeyedChildDiff<Row> implements KeyedChildWriter<Row> {
   readonly counts: ChildHistoryCounts = { added: 0, changed: 0, removed: 0, restored: 0 };

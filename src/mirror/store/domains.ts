@@ -105,8 +105,8 @@ export interface SummaryRow {
 function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
   // Last one wins when a listing repeats a domain (offset drift can do that).
   const byKey = new Map<string, SummaryRow>();
-  // Loops and module functions, not callbacks made per call: V8 keeps optimised code only while
-  // a function object of it lives (store/child-history.ts).
+  // Loops and module functions, not callbacks made per call, which V8 compiled anew between
+  // batches (store/child-history.ts).
   for (let i = 0; i < summaries.length; i++) {
     const s = summaries[i]!;
     const where = `summaries[${i}]`;

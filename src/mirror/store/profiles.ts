@@ -193,8 +193,7 @@ export function upsertProfiles(
 ): UpsertProfilesResult {
   const syncedAt = requiredTimestamp(options.syncedAt, 'syncedAt');
   // Loops and module functions here and below, not callbacks made per call: a writer calls this
-  // every 64 profiles, and V8 keeps optimised code only while a function object of it lives
-  // (child-history.ts).
+  // every 64 profiles, and V8 compiled such callbacks anew between batches (child-history.ts).
   const byKey = new Map<string, ProfileInput>();
   for (let i = 0; i < profiles.length; i++) {
     const p = profiles[i]!;
