@@ -549,6 +549,7 @@ export function syncNotes(r: SyncBenchResult): string[] {
     SYNC_CPU_NOTE_LATE,
     SYNC_KEY_ORDER_NOTE,
     SYNC_START_UP_NOTE,
+    SYNC_JIT_NOTE,
   );
   return notes;
 }
@@ -1229,6 +1230,32 @@ const SYNC_START_UP_NOTE =
   "five alternating runs). At 100,000 domains that is about 2 µs per profile, below this machine's " +
   'run-to-run spread: the first bench run after the change (15:08Z) measured 214 µs of CPU per ' +
   'profile against 247 µs in the run before it, but its bare undici loop also ran faster (49 against ' +
-  '61 µs), and the ratio moved the other way (4.37 against 4.05). The run in the table (17:45Z, after ' +
-  "the change to profile_extra, which a canonical catalogue's profiles do not touch) measured 210 µs " +
+  '61 µs), and the ratio moved the other way (4.37 against 4.05). The run of 17:45Z (after the ' +
+  "change to profile_extra, which a canonical catalogue's profiles do not touch) measured 210 µs " +
   'against a bare undici loop of 45 µs: 4.67.';
+
+/** Measured by hand on 2026-11-29 from 18:40Z (AMD EPYC, 2 cores); kept: a7deb9c. */
+const SYNC_JIT_NOTE =
+  "V8's compiler, measured on 2026-11-29 from 18:40Z (full syncs of 50,000 domains on loopback, " +
+  "concurrency 8, the CLI as installed). `perf record` of one put 16.7 % of the process's samples on " +
+  'V8\'s helper thread (with `--v8-pool-size=0` Node still starts one on 2 cores, the "others" of the ' +
+  'thread row in the table): 5.6 % of the whole process optimising code, 4.1 % marking the heap ' +
+  'concurrently, 2.4 % the kernel switching to it. Under `--trace-opt` the same sync made about 1,000 ' +
+  "optimising compiles, 1.1–1.3 s of the compiler's time in two runs. Some were compiled again and again: " +
+  "the writer thread's diff of the licence and payment-method rows (`apply`) 7 times by TurboFan and " +
+  "the callback that converts each row 11 times, with the writer's other per-batch helpers. The " +
+  'writer made them anew as closures for each batch of 64 profiles, and V8 may drop optimised code ' +
+  'once no function object of it is alive, as it did here between batches. Since then the diff is a class ' +
+  '(src/mirror/store/child-history.ts) and the other helpers are module functions and loops: the ' +
+  "functions of ours compiled more than once took 33 ms of the compiler's time in all, against about " +
+  '230 ms before, and the compiler 1.0 s for 915 compiles. ' +
+  'Five alternating pairs of such syncs (CPU time of each thread read from /proc while it ran) used ' +
+  '13.4 s of CPU against 13.6 s before (writer thread 5.84 against 5.87 s, the helper thread 2.11 ' +
+  "against 2.18 s): inside this machine's spread, so it is less work for the compiler and no " +
+  'measured gain. What the compiler still does is mostly once per process: of that 1.0 s, about 520 ms ' +
+  "went to undici's and Node's own functions, which a bare loop compiles too, 280 ms to ours and " +
+  "200 ms to functions with no file (code made at run time, zod's compiled validators among it). " +
+  'The run in the table (19:48Z) is the first after the change. This machine was slower in it than at ' +
+  '17:45Z on both sides (the bare undici loop took 68 µs of CPU per profile against 45, the sync 268 ' +
+  'against 210), so its ratios, 3.94 for CPU and 0.317 for the loopback rate against 4.67 and 0.285, ' +
+  'say more about the machine than about the change.';
