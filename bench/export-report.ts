@@ -258,7 +258,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
     "papaparse 5.7 as the load's CSV reader instead of csv-parse, tried on 2026-11-29 from 11:55Z and not kept. " +
       'It parsed the 20,000 records of a 43 MB export (every section) in 0.29–0.46 s of CPU against ' +
       '0.81–0.87 s (nine reads each, alternating processes), and a bench run with it (12:06Z) loaded the ' +
-      'CSV files faster than the run in the table above: 1,000,000 rows in 142.5 s against 173.4 s, ' +
+      'CSV files faster than the run of 08:12Z: 1,000,000 rows in 142.5 s against 173.4 s, ' +
       '200,000 in 26.1 s against 29.3 s, 200,000 into a synced mirror in 32.3 s against 42.7 s. But the ' +
       'ceiling then read with the same function and gained more (10,716 rows/s against 8,258 at 1,000,000 ' +
       'rows), so the ratios fell, to 0.65, 0.58 and 0.48 against 0.70, 0.67 and 0.50, and peak RSS rose: ' +
@@ -282,12 +282,22 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'readers measured (the 20,000 records in 0.44–0.68 s of CPU against 0.92–1.42 s): a demanding ' +
       'baseline, since a user has no reason to pick the slower one. On the 200,000-row file (three ' +
       'alternating pairs, by hand after the run in the table) it loaded in 15.4–17.2 s against 19.8–24.9 s ' +
-      'with csv-parse. The run in the table (16:48Z) is the first with both: the CSV load made 7,092 ' +
+      'with csv-parse. The run of 16:48Z was the first with both: the CSV load made 7,092 ' +
       'rows/s at 1,000,000 rows (141.0 s against 173.4 s in the run of 08:12Z), 7,899 at 200,000 (25.3 s ' +
       'against 29.3 s) and 6,154 into a synced mirror (32.5 s against 42.7 s), 0.68, 0.62 and 0.55 of the ' +
       'new ceiling, where the run of 08:12Z had 0.70, 0.67 and 0.50 of the old one. The NDJSON figures of ' +
       'the same run (0.63 and 0.58, against 0.67 and 0.66), whose code did not change, moved with the ' +
       'ceiling: 15,335 rows/s at 200,000 rows against 13,819.',
+    'The run in the table (2026-11-29, 20:08Z) came after a change to the functions every load writes ' +
+      'through (upsertProfiles and the licence and payment-method diff: docs/benchmarks.md "sync", V8\'s ' +
+      'compiler), which writes the same rows. This machine was slower than at 16:48Z: the ceiling made ' +
+      '10,981 rows/s at 200,000 NDJSON rows against 15,335, and 9,890 against 12,530 at 1,000,000. Its ' +
+      '200,000-row NDJSON load took 35.8 s (0.51 of the ceiling) against 22.4 s (0.58), the 1,000,000-row ' +
+      'one 132.1 s (0.77) against 126.1 s (0.63). To tell the change from the machine, the same 200,000-row ' +
+      'NDJSON file was loaded by hand into an empty mirror by the CLI as installed before and after the ' +
+      'change, four alternating pairs right after the run: 23.0–33.1 s before (mean 29.5), 25.2–32.2 s ' +
+      "after (mean 29.0). The change did not slow the load; this machine's spread in those minutes was as " +
+      "wide as the 200,000-row target's margin.",
   ];
   return notes;
 }
