@@ -269,6 +269,16 @@ function digit(text: string, at: number): number {
 }
 
 /**
+ * The two digits of `text` at `at` as a number, or -1. A module function, not a closure made per
+ * value: V8 compiled such a closure anew 18 times in one snapshot.
+ */
+function twoDigits(text: string, at: number): number {
+  const a = digit(text, at);
+  const b = digit(text, at + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+/**
  * The mirror's own spelling, `YYYY-MM-DDTHH:MM:SS.sssZ` (24 characters, year ≥ 1000), read
  * with character codes: no regular expression, no substring, no Date. Returns `null` for anything
  * else (other spellings, impossible fields), which then takes the general path.
@@ -285,23 +295,19 @@ function canonicalMillisMicros(v: string): number | null {
   ) {
     return null;
   }
-  let fields = 0;
-  const two = (at: number): number => {
-    const a = digit(v, at);
-    const b = digit(v, at + 1);
-    if (a < 0 || b < 0) fields = -1;
-    return a * 10 + b;
-  };
-  const year = two(0) * 100 + two(2);
-  const month = two(5);
-  const day = two(8);
-  const hour = two(11);
-  const minute = two(14);
-  const second = two(17);
+  const century = twoDigits(v, 0);
+  const yearOfCentury = twoDigits(v, 2);
+  const month = twoDigits(v, 5);
+  const day = twoDigits(v, 8);
+  const hour = twoDigits(v, 11);
+  const minute = twoDigits(v, 14);
+  const second = twoDigits(v, 17);
   const m0 = digit(v, 20);
   const m1 = digit(v, 21);
   const m2 = digit(v, 22);
-  if (fields < 0 || m0 < 0 || m1 < 0 || m2 < 0 || year < 1000) return null;
+  if ((century | yearOfCentury | month | day | hour | minute | second | m0 | m1 | m2) < 0) return null;
+  const year = century * 100 + yearOfCentury;
+  if (year < 1000) return null;
   const leapOk = month !== 2 || day < 29 || (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
   if (
     month < 1 ||
