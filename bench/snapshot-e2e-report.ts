@@ -57,6 +57,7 @@ export function snapshotE2eNotes(e: SnapshotE2eBenchResult): string[] {
     RUN_SPREAD,
     LARGE_MIRROR_CHECK,
     NOT_KEPT,
+    COMPILER_NOTE,
   ];
 }
 
@@ -86,12 +87,29 @@ const NOT_KEPT =
   '(src/util/heap-growth.ts); one worker thread given a 96 MB young generation for the writing gained ' +
   'nothing measurable in the harness (1.72–1.91 s against 1.76–1.89 s, four runs each).';
 
+/** What V8's optimising compiler does in a snapshot, measured by hand. */
+const COMPILER_NOTE =
+  "V8's optimising compiler, measured on 2026-11-29 from 20:15Z on a mirror of 50,000 domains (the " +
+  "CLI's full sync, 181 MB). Under `--trace-opt`, `domain-sync snapshot` made 365 optimising compiles, " +
+  "1.07 s of the compiler's time on V8's helper thread, in a run of about 5 s. " +
+  "Most are hyparquet-writer's functions compiled again as each column brings other types " +
+  '(`getStatistics` 16 times; under `--trace-deopt`, `writeBitPackedGroups` gave up its optimised code ' +
+  "60 times): the library's code, left as it is. Ours had one: the mirror-spelling timestamp reader " +
+  'made a small closure for every value, and it was compiled 18 times. It is a module function since ' +
+  '(src/warehouse/column-spec.ts); the next snapshot made 319 compiles in 0.94 s. Six alternating pairs of ' +
+  'the command before and after measured no difference in time (medians 4.89 and 4.87 s). The run in ' +
+  'the table (20:17Z) is the first after it, on a slower machine than at 14:06Z: `snapshot` end to end at ' +
+  "1.85 of DuckDB's time (ours 2.44 s, DuckDB 1.32 s), and the 1,000,000 licence rows in 9.0 s against " +
+  "6.8 s, 2.34 of DuckDB's time against 2.0, where parquetjs-lite also took 27.8 s against 21.1 s. The " +
+  'licence rows written by the code before and after the change, four alternating pairs right after the ' +
+  'run, took 7.9–11.0 s and 8.1–11.1 s.';
+
 /** How far the end-to-end ratio moves between bench runs of the same code. */
 const RUN_SPREAD =
   'The ratio moves with the machine more than with the code. The bench runs since 2026-11-25 measured ' +
   '1.61, 1.49, 1.46, 1.58 and 1.66; on 2026-11-29, with no change to the snapshot since the last of them, ' +
   "a run at 10:29Z measured 1.85 (ours 2.10–2.45 s in its five runs, DuckDB's median 1.25 s) and the run in the " +
-  'run after it, seven minutes later, 1.71 (ours 1.95–2.04 s). The run in the table (14:06Z) is the first since ' +
+  'run after it, seven minutes later, 1.71 (ours 1.95–2.04 s). The run of 14:06Z was the first since ' +
   "`snapshot` stopped loading kysely at start (the migrations' library, about 250 modules; README " +
   '"Dependencies"): 1.73, on a machine about 1.5 times slower than at 10:36Z in both processes (ours ' +
   "3.04 s, DuckDB's 1.76 s against 1.17 s), its start-up 199 ms of a 3.24 s profile against 221 ms of 2.28 s.";
