@@ -12,8 +12,7 @@ import type {
 import { upsertDomainSummaries } from './store/domains.js';
 import type { HeldListing } from './store/held-listing.js';
 import { upsertProfiles } from './store/profiles.js';
-import type { UpsertProfilesOptions } from './store/profiles.js';
-import { compareKeys } from './store/values.js';
+import { compareByKey } from './store/values.js';
 import { updatePipelineRunStats } from './store/runs.js';
 
 /*
@@ -94,12 +93,12 @@ function applyProfileTexts(
       else failures.push(read);
     }
     try {
-      written += writeProfiles(m, chunk, options);
+      written += upsertProfiles(m, chunk as DomainProfileInput[], options).profiles;
     } catch (error) {
       if (!leftNothingWritten(error)) throw error;
       for (const profile of chunk) {
         try {
-          written += writeProfiles(m, [profile], options);
+          written += upsertProfiles(m, [profile as DomainProfileInput], options).profiles;
         } catch (itemError) {
           if (!leftNothingWritten(itemError)) throw itemError;
           failures.push({ item: domainOf(profile), ...errorFields(itemError) });
@@ -119,21 +118,9 @@ function textOrder(count: number, keys: readonly string[] | undefined): number[]
   }
   const keyed: Array<{ key: string; index: number }> = [];
   for (let index = 0; index < count; index++) keyed.push({ key: keys[index] ?? '', index });
-  keyed.sort(byKey);
+  keyed.sort(compareByKey);
   for (const { index } of keyed) order.push(index);
   return order;
-}
-
-function byKey(a: { key: string }, b: { key: string }): number {
-  return compareKeys(a.key, b.key);
-}
-
-/**
- * Writes parsed profiles; how many. A module function, not a closure made per request, which V8
- * compiled anew between batches (store/child-history.ts).
- */
-function writeProfiles(m: Mirror, profiles: readonly unknown[], options: UpsertProfilesOptions): number {
-  return upsertProfiles(m, profiles as DomainProfileInput[], options).profiles;
 }
 
 /**

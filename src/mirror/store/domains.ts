@@ -3,7 +3,7 @@ import type { Mirror } from '../database.js';
 import type { DomainSummaryInput } from '../inputs.js';
 import { nextChangeSeq } from './change-seq.js';
 import type { HeldListing } from './held-listing.js';
-import { compareKeys, keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
+import { compareByDomain, keyColumn, requiredTimestamp, textColumn, timestampColumn } from './values.js';
 
 /*
  * The listing side of `domains` (`GET /domains`): summary upserts, which listed domains need
@@ -118,11 +118,7 @@ function summaryRows(summaries: readonly DomainSummaryInput[]): SummaryRow[] {
     });
   }
   // In key order, as upsertProfiles writes: one sweep over the B-trees keyed by domain.
-  return [...byKey.values()].sort(byDomain);
-}
-
-function byDomain(a: SummaryRow, b: SummaryRow): number {
-  return compareKeys(a.domain_normalized, b.domain_normalized);
+  return [...byKey.values()].sort(compareByDomain);
 }
 
 /**

@@ -2,7 +2,7 @@ import { inTransaction } from '../database.js';
 import type { Mirror } from '../database.js';
 import { readSummaryState, summaryChangeSeq, writeSummaryRows } from './domains.js';
 import type { SummaryRow, UpsertSummariesResult } from './domains.js';
-import { compareKeys } from './values.js';
+import { compareByDomain } from './values.js';
 
 /*
  * Listing rows of new domains held back by a writer that keeps one transaction open across many
@@ -112,7 +112,7 @@ export class HeldListing {
       // In the order the listings came; each group in key order, as the store writes.
       for (const changeSeq of [...groups.keys()].sort((a, b) => a - b)) {
         const { listedAt, rows } = groups.get(changeSeq)!;
-        rows.sort((a, b) => compareKeys(a.domain_normalized, b.domain_normalized));
+        rows.sort(compareByDomain);
         writeSummaryRows(mirror, rows, listedAt, new Map(), changeSeq);
       }
     });
