@@ -1247,8 +1247,8 @@ const SYNC_JIT_NOTE =
   'writer made them anew as closures for each batch of 64 profiles, and V8 may drop optimised code ' +
   'once no function object of it is alive, as it did here between batches. Since then the diff is a class ' +
   '(src/mirror/store/child-history.ts) and the other helpers are module functions and loops: the ' +
-  "functions of ours compiled more than once took 33 ms of the compiler's time in all, against about " +
-  '230 ms before, and the compiler 1.0 s for 915 compiles. ' +
+  'functions of ours compiled more than once by the same compiler took 33 ms of its time in all, ' +
+  'against 246 ms before, and the whole sync 1.0 s for 915 compiles. ' +
   'Five alternating pairs of such syncs (CPU time of each thread read from /proc while it ran) used ' +
   '13.4 s of CPU against 13.6 s before (writer thread 5.84 against 5.87 s, the helper thread 2.11 ' +
   "against 2.18 s): inside this machine's spread, so it is less work for the compiler and no " +
