@@ -31,7 +31,7 @@ import {
   type AllowanceState,
 } from '../../src/runtime/allowance.js';
 import { clearIntent, readIntent, saveIntent, type ExportIntent } from './intent.js';
-import { applyRetention, loadExportFile } from './load.js';
+import { applyRetention, LOAD_BATCH_ROWS, loadExportFile } from './load.js';
 import { pollAndDownload, verifiedFile } from './transfer.js';
 import { newExportStats, type ExportOptions, type ExportScope, type ExportStats } from './types.js';
 
@@ -389,7 +389,7 @@ class ExportRun {
       });
       return this.done();
     }
-    await loadExportFile(this.scope, record, this.options.batchSize ?? 2000);
+    await loadExportFile(this.scope, record, this.options.batchSize ?? LOAD_BATCH_ROWS);
     return this.done();
   }
 

@@ -22,7 +22,7 @@ export interface ExportOptions {
    * outcome and the account shows credits spent since (it may have been billed). @default false
    */
   forgetUnknown?: boolean;
-  /** Rows per mirror transaction. @default 2000 */
+  /** Rows per batch of the load, each in a savepoint. @default LOAD_BATCH_ROWS (load.ts) */
   batchSize?: number;
   /** Attempts of a download that breaks off (downloads are free). @default 5 */
   downloadAttempts?: number;
