@@ -769,7 +769,10 @@ function spellingsNote(s: { canonical: SpellingPoint; quirks: SpellingPoint }): 
     'domains in quirks mode that day (four pairs), the sync used 5.80–6.11 s of CPU (user and system) ' +
     'against 5.86–6.40 s and made a 91.9 MB mirror against 114.8 MB (a canonical catalogue, 71.7 MB); one ' +
     "CPU profile of each put the writer thread's commits and checkpoints at 19 µs per profile against 28 " +
-    '(a canonical sync, 17).'
+    '(a canonical sync, 17). The target point a remote service stands for, measured by hand in quirks ' +
+    'mode on 2026-11-29 at 22:30Z (100,000 domains, service 10 ms away, concurrency 32, each sync between ' +
+    'two runs of the bare undici loop on the same service, two rounds alternating with a canonical ' +
+    'catalogue): 0.964 and 0.951 of the bare undici loop in quirks mode, 0.981 and 0.978 canonical.'
   );
 }
 
