@@ -4,8 +4,8 @@
  * for the table in docs/benchmarks.md "export" (LOAD_PROFILE in bench/export-report.ts).
  *
  * Only the load is counted: the samples from the first to the last one with `loadExportFile` (or
- * the build of the indexes set aside, which runs after an await) on the stack (the run's start-up
- * before it is left out; garbage collection in between is counted).
+ * the scan for the file's keys or the build of the indexes set aside, which run after an await) on
+ * the stack (the run's start-up before it is left out; garbage collection in between is counted).
  * Each sample goes to the innermost frame of our own code above it (a better-sqlite3 statement is
  * a native call, so SQLite's time is the self time of the store function that runs it), grouped by
  * that code's file and function.
@@ -39,9 +39,15 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
     return 'SQLite: building the indexes set aside, after the rows';
   if (/mirror\/checkpointer|mirror\/database/.test(url))
     return 'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)';
-  if (/pipelines\/export\/ndjson-order/.test(url) && functionName !== 'readNdjsonInKeyOrder')
+  // The scan and the reads in key order: ndjson-order.ts, and key-order.ts, which it shares with
+  // the CSV scan (readRow reads one row at its offset, for the load).
+  if (
+    /pipelines\/export\/(ndjson-order|key-order)/.test(url) &&
+    functionName !== 'readNdjsonInKeyOrder' &&
+    functionName !== 'readRow'
+  )
     return "the NDJSON scan: each line's place and key, then their sort";
-  if (/pipelines\/export\/(format|ndjson-order)/.test(url))
+  if (/pipelines\/export\/(format|ndjson-order|key-order)/.test(url))
     return 'reading and decoding the file, parsing each row (each pass)';
   if (/mirror\/store\/child-history/.test(url))
     return /log|change/i.test(functionName)
@@ -64,10 +70,14 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
 /** Groups the load's samples of `profile` (see the file comment). */
 export function loadShares(profile: CpuProfile): LoadShare[] {
   const samples = samplesOf(profile);
-  // The index builds at the end run after an await, with loadExportFile no longer on the stack:
-  // their frames count as the load's too.
+  // The scan for the file's keys at the start and the index builds at the end run after an await,
+  // with loadExportFile no longer on the stack: their frames count as the load's too.
   const inLoad = samples.map((s) =>
-    s.stack.some((f) => f.functionName === 'loadExportFile' || /mirror\/store\/deferred-indexes/.test(f.url)),
+    s.stack.some(
+      (f) =>
+        f.functionName === 'loadExportFile' ||
+        /mirror\/store\/deferred-indexes|pipelines\/export\/(ndjson-order|csv-order|key-order)/.test(f.url),
+    ),
   );
   const first = inLoad.indexOf(true);
   const last = inLoad.lastIndexOf(true);

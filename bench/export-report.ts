@@ -59,25 +59,36 @@ export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure,
  */
 const LOAD_PROFILE = {
   measured:
-    "measured 2026-11-29T05:36Z on 2 AMD EPYC cores into an empty mirror, so in one read of the file after the scan for its keys, in key order, as the mirror's baseline with the child tables' indexes and five of the domain indexes set aside, committing every 6,000 rows",
+    "measured 2026-11-29T23:03Z on 2 AMD EPYC cores into an empty mirror, so in one read of the file after the scan for its keys, in key order, as the mirror's baseline with the child tables' indexes and five of the domain indexes set aside, in batches of 250 rows committed every 6,000, by the CLI with the bin's Node options",
   rows: 200_000,
-  ratePerSecond: '9,155',
+  ratePerSecond: '8,130',
   table: [
-    ['SQLite: licence and payment-method upserts', '4.9 s', '22 %'],
-    ['SQLite: domain and section upserts, with the JS of upsertProfiles around them', '4.5 s', '21 %'],
-    ['reading and decoding the file, parsing each row (each pass)', '2.3 s', '10 %'],
-    ['SQLite: building the indexes set aside, after the rows', '2.1 s', '10 %'],
+    ['SQLite: licence and payment-method upserts', '6.0 s', '24 %'],
+    ['SQLite: domain and section upserts, with the JS of upsertProfiles around them', '5.8 s', '23 %'],
+    ['reading and decoding the file, parsing each row (each pass)', '2.7 s', '11 %'],
+    ['SQLite: building the indexes set aside, after the rows', '2.3 s', '9 %'],
     [
       'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)',
-      '1.9 s',
+      '2.2 s',
       '9 %',
     ],
-    ['validation and conversion (timestamps, types; each pass)', '1.8 s', '8 %'],
-    ['garbage collection', '1.8 s', '8 %'],
-    ["the NDJSON scan: each line's place and key, then their sort", '1.1 s', '5 %'],
-    ['other (the check of the file against its SHA-256, start-up)', '1.0 s', '5 %'],
-    ['JSON of the profile (for its hash), profile_extra and sections, SHA-1', '0.5 s', '2 %'],
+    ['validation and conversion (timestamps, types; each pass)', '2.1 s', '9 %'],
+    ["the NDJSON scan: each line's place and key, then their sort", '1.2 s', '5 %'],
+    ['garbage collection', '0.8 s', '3 %'],
+    ['JSON of the profile (for its hash), profile_extra and sections, SHA-1', '0.7 s', '3 %'],
+    ["other (picking out profile_extra's fields, the load's own loop, idle)", '0.7 s', '3 %'],
   ] as ReadonlyArray<readonly [string, string, string]>,
+  /** What a second profile a minute later, and the one before batches of 250 rows, measured. */
+  others:
+    'A second profile a minute later (25.3 s of samples) agreed within 0.2 s on every part but garbage ' +
+    'collection, 2.1 s. Until that evening bench/export-load-profile.ts counted the reads of the rows in ' +
+    'key order (pipelines/export/key-order.ts, since 16:30Z) as "other", and left the scan out when a ' +
+    "profile's samples of it came before its first with loadExportFile on the stack. The profile before " +
+    'batches of 250 rows and before that file (05:36Z, batches of 2,000, 9,155 rows/s while profiled on a ' +
+    'faster moment of this machine): licence and payment-method upserts 4.9 s (22 %), domain and section ' +
+    'upserts 4.5 s (21 %), reading and parsing 2.3 s (10 %), index builds 2.1 s (10 %), commits 1.9 s ' +
+    '(9 %), validation 1.8 s (8 %), garbage collection 1.8 s (8 %), the scan 1.1 s (5 %), other 1.0 s ' +
+    '(5 %), JSON and SHA-1 0.5 s (2 %).',
 };
 
 /** Notes for docs/benchmarks.md: what the load does per row, and where its time goes. */
@@ -131,6 +142,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
     `Where the NDJSON load's time goes (CPU profile of ${LOAD_PROFILE.rows.toLocaleString('en-US')} rows, ` +
       `${LOAD_PROFILE.measured}, ${LOAD_PROFILE.ratePerSecond} rows/s while profiled; self time by what the code does, grouped by bench/export-load-profile.ts):`,
     markdownTable(['part', 'time', 'share'], LOAD_PROFILE.table),
+    LOAD_PROFILE.others,
     'Since 2026-11-29 an NDJSON file is loaded in the order of its keys (pipelines/export/ndjson-order.ts, ' +
       'docs/exports.md "Loading"): a scan notes where each line starts and its `domain_normalized`, read ' +
       "from the line's bytes when that is certain and parsed otherwise, and sorts them; the load then reads " +
@@ -185,7 +197,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'once.',
     'What the NDJSON load still does that the ceiling does not, from the profile above: about 4 section ' +
       'rows per domain (a contract table; written alone by the same upsert in an ad hoc test of 800,000 such ' +
-      'rows, 6.8–8.2 s), the builds of the indexes set aside (10 %), and the bookkeeping columns, the hash ' +
+      'rows, 6.8–8.2 s), the builds of the indexes set aside (9 %), and the bookkeeping columns, the hash ' +
       'and the checks of each value. Tried on 200,000 NDJSON rows, ad hoc, 2026-11-28, not kept: a page ' +
       'cache of 8 or 32 MB for the load instead of 2 MB, 27.7 and 28.4 s, 26.9 and 28.7 s against 26.6 and ' +
       '28.3 (32 MB peaked at 259–265 MB); a young generation of 16 or 32 MB instead of 8 MB ' +
