@@ -25,13 +25,21 @@ export interface LoadShare {
 
 const JSON_FN = /^(parse|stringify|JSON\.parse|JSON\.stringify)$/;
 
+const READING = 'reading and decoding the file, parsing each row (each pass)';
+
+/** The scan for the file's keys and the reads of its rows in key order (key-order.ts is shared with the CSV scan). */
+const KEY_ORDER_CODE = /pipelines\/export\/(ndjson-order|key-order)/;
+
+/** The functions of {@link KEY_ORDER_CODE} that read rows for the load, not scan. */
+const KEY_ORDER_READS = new Set(['readNdjsonInKeyOrder', 'readRow']);
+
 /** The group of one sample, from its innermost frame and the innermost frame of our code above it. */
 function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
   if (leaf.functionName === '(garbage collector)') return 'garbage collection';
   if (own === undefined) {
     // Node's own code with none of ours above it: the file streams and their UTF-8 decoding.
     if (/string_decoder|streams|node:fs|fs\/streams/.test(leaf.url) || leaf.functionName === 'write')
-      return 'reading and decoding the file, parsing each row (each pass)';
+      return READING;
     return 'other';
   }
   const { url, functionName } = own;
@@ -39,16 +47,11 @@ function groupOf(leaf: CallFrame, own: CallFrame | undefined): string {
     return 'SQLite: building the indexes set aside, after the rows';
   if (/mirror\/checkpointer|mirror\/database/.test(url))
     return 'SQLite: BEGIN/COMMIT, with a checkpoint every ~40 MB of WAL (includes waiting for fsync)';
-  // The scan and the reads in key order: ndjson-order.ts, and key-order.ts, which it shares with
-  // the CSV scan (readRow reads one row at its offset, for the load).
-  if (
-    /pipelines\/export\/(ndjson-order|key-order)/.test(url) &&
-    functionName !== 'readNdjsonInKeyOrder' &&
-    functionName !== 'readRow'
-  )
-    return "the NDJSON scan: each line's place and key, then their sort";
-  if (/pipelines\/export\/(format|ndjson-order|key-order)/.test(url))
-    return 'reading and decoding the file, parsing each row (each pass)';
+  if (KEY_ORDER_CODE.test(url))
+    return KEY_ORDER_READS.has(functionName)
+      ? READING
+      : "the NDJSON scan: each line's place and key, then their sort";
+  if (/pipelines\/export\/format/.test(url)) return READING;
   if (/mirror\/store\/child-history/.test(url))
     return /log|change/i.test(functionName)
       ? 'SQLite: change_log inserts'
@@ -76,7 +79,8 @@ export function loadShares(profile: CpuProfile): LoadShare[] {
     s.stack.some(
       (f) =>
         f.functionName === 'loadExportFile' ||
-        /mirror\/store\/deferred-indexes|pipelines\/export\/(ndjson-order|csv-order|key-order)/.test(f.url),
+        /mirror\/store\/deferred-indexes/.test(f.url) ||
+        KEY_ORDER_CODE.test(f.url),
     ),
   );
   const first = inLoad.indexOf(true);

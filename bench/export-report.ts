@@ -13,14 +13,14 @@ function rowsOf(f: ExportBenchFormatResult): string {
 
 /** What the service did, when it used the freedoms of its spec. */
 function serviceOf(f: ExportBenchFormatResult): string {
-  return f.quirks === true ? ", the service using its spec's freedoms (the simulator's quirks mode)" : '';
+  return f.quirks === true ? " from a service using its spec's freedoms (the simulator's quirks mode)" : '';
 }
 
 /** Figures for `bench/run.ts`: load rate against the bare upsert ceiling, and peak RSS, per format. */
 export function benchFigures(result: ExportBenchResult): Array<Omit<BenchFigure, 'bench'>> {
   return result.formats.flatMap((f) => [
     {
-      figure: `${rowsOf(f)} export (${(f.fileBytes / 2 ** 20).toFixed(0)} MiB, ${result.fields})${serviceOf(f)}${f.quirks === true ? ',' : ''} loaded, rows/s`,
+      figure: `${rowsOf(f)} export (${(f.fileBytes / 2 ** 20).toFixed(0)} MiB, ${result.fields})${serviceOf(f)} loaded, rows/s`,
       value: `${f.loadRowsPerSecond}/s (download ${f.downloadSeconds} s, load ${f.loadSeconds} s)`,
       baseline: `bare better-sqlite3 upsert of the same rows (domain, licences, payment methods) ${f.ceiling.rowsPerSecond}/s (mean of ${f.ceiling.runs[0]}/s before the load and ${f.ceiling.runs[1]}/s after it)`,
       ratio: String(Math.round(f.ratioToCeiling * 100) / 100),
@@ -82,7 +82,7 @@ const LOAD_PROFILE = {
   others:
     'A second profile a minute later (25.3 s of samples) agreed within 0.2 s on every part but garbage ' +
     'collection, 2.1 s. Until that evening bench/export-load-profile.ts counted the reads of the rows in ' +
-    'key order (pipelines/export/key-order.ts, since 16:30Z) as "other", and left the scan out when a ' +
+    'key order (pipelines/export/key-order.ts, split out of ndjson-order.ts at 06:08Z) as "other", and left the scan out when a ' +
     "profile's samples of it came before its first with loadExportFile on the stack. The profile before " +
     'batches of 250 rows and before that file (05:36Z, batches of 2,000, 9,155 rows/s while profiled on a ' +
     'faster moment of this machine): licence and payment-method upserts 4.9 s (22 %), domain and section ' +
@@ -331,7 +331,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'alternating rounds: the quirks file loaded in 37.3 and 30.3 s, 0.45 and 0.60 of the ceiling ' +
       '(11,986 and 10,952 rows/s on that file), the canonical file in 23.6 and 21.9 s, 0.67 and 0.63 ' +
       '(12,740 and 14,380 rows/s): the freedoms cost the load more than the ceiling. A CPU profile of ' +
-      'each load (34 and 31 s of samples) put most of the difference in garbage collection (4.3 against ' +
+      'each load (33.7 and 29.5 s of samples) put most of the difference in garbage collection (4.3 against ' +
       '2.5 s) and the JSON of the larger profiles (2.5 against 1.9 s). A batch of 2,000 parsed rows, ' +
       "about 20 MB of objects, outlives V8's young generation, so its rows are promoted and marked again " +
       "before they die: under `--trace-gc` the main thread's pauses were the same with batches of 250 " +
@@ -341,7 +341,7 @@ export function benchNotes(result: ExportBenchResult): string[] {
       'size per file, in two sets: quirks, median 27.9 s against 30.2 s, user + system CPU 28.1–37.5 s ' +
       'against 34.0–35.8 s, peak RSS 167–196 MB against 193–220 MB; canonical, median 22.6 s against ' +
       '23.9 s, CPU 21.2–27.0 s against 24.7–30.3 s, peak RSS 164–191 MB against 181–212 MB. Batches of ' +
-      '500 measured between the two, of 100 as 250 (three loads each). The 200,000-row CSV file, three ' +
+      '500 used CPU between the two, of 100 about as little as 250 (three loads each). The 200,000-row CSV file, three ' +
       'alternating pairs: 28.6–29.4 s against 30.4–34.9 s, shorter in each pair. Since that change the ' +
       'bench also measures the 200,000-row files of a simulator in quirks mode (the table at the top), ' +
       'with the same targets: the independent measurement runs against a service that uses those ' +

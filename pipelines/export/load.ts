@@ -57,12 +57,13 @@ import type { ExportScope } from './types.js';
 /**
  * Rows per commit of the load, chosen when a batch was 2,000 rows (three batches; now 24 of
  * {@link LOAD_BATCH_ROWS}). Measured then on a 100,000-row CSV export: 2,712–2,749 rows/s
- * committing every batch, 3,148–3,153 every five batches, 3,187 every ten. The commit interval costs memory at 1,000,000 NDJSON rows (peak RSS
- * 211 MB committing every batch, 250–252 MB every five, near the 256 MB target), so three: 219–234 MB
- * and 0.74–0.75 of the bare loader where five gave 0.79. Those RSS figures were getrusage maxRSS, an
- * upper bound that can include the benchmark parent's RSS; measured as the process's own peak
- * (VmHWM) with three batches: NDJSON 219 MB, CSV 209 MB, the bare loader 199–220 MB
- * (docs/benchmarks.md "export"). Five or ten batches were not re-measured that way.
+ * committing every batch, 3,148–3,153 every five batches, 3,187 every ten. The commit interval
+ * costs memory at 1,000,000 NDJSON rows (peak RSS 211 MB committing every batch, 250–252 MB every
+ * five, near the 256 MB target), so three: 219–234 MB and 0.74–0.75 of the bare loader where five
+ * gave 0.79. Those RSS figures were getrusage maxRSS, an upper bound that can include the
+ * benchmark parent's RSS; measured as the process's own peak (VmHWM) with three batches: NDJSON
+ * 219 MB, CSV 209 MB, the bare loader 199–220 MB (docs/benchmarks.md "export"). Five or ten
+ * batches were not re-measured that way.
  */
 export const LOAD_ROWS_PER_COMMIT = 6_000;
 
@@ -70,12 +71,10 @@ export const LOAD_ROWS_PER_COMMIT = 6_000;
  * Rows per batch of the writing pass: each batch is parsed rows held until it is upserted, in a
  * savepoint of its own. 250, not 2,000 as until 2026-11-29: a batch of 2,000 parsed rows (about
  * 20 MB of objects) outlives V8's young generation, so its rows were promoted and marked again by
- * the collector's helper thread before they died. Measured that day on 200,000-row NDJSON exports
- * loaded into an empty mirror by the CLI (six alternating runs of each size, half of them on a
- * file in the simulator's quirks mode, whose rows carry fields of their own): median 27.9 s
- * against 30.2 s (quirks) and 22.6 s against 23.9 s (canonical), peak RSS 164–196 MB against
- * 181–220 MB, and the helper thread 1.8–4.0 s of CPU against 5.3–5.7 s (two pairs). Batches of 100
- * measured the same as 250 (docs/benchmarks.md "export").
+ * the collector's helper thread before they died. With 250, loads of 200,000 NDJSON rows into an
+ * empty mirror took a median 27.9 s against 30.2 s on a file from the simulator's quirks mode and
+ * 22.6 s against 23.9 s on a canonical one, with less CPU and a lower peak RSS
+ * (docs/benchmarks.md "export" has the runs).
  */
 export const LOAD_BATCH_ROWS = 250;
 
