@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --v8-pool-size=0
 import { setMaxListeners } from 'node:events';
-import { limitHeapGrowth } from '../util/heap-growth.js';
+import { capYoungGeneration, limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';
 
 // The only place that touches process.argv, signals and process.exit.
@@ -9,6 +9,9 @@ import { runCli } from './program.js';
 // A heap growing factor given to node itself (`node --heap-growing-percent=N …`, 0 = V8's own
 // dynamic factor) is the operator's choice and wins over ours.
 if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();
+// Started without the shebang (`node dist/src/cli/main.js`), the young generation gets the
+// shebang's cap at run time; with it, or with the operator's own size, this does nothing.
+capYoungGeneration();
 const controller = new AbortController();
 // Every request in flight listens to this one signal; more than the default 10 is expected.
 setMaxListeners(0, controller.signal);

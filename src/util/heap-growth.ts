@@ -1,4 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /**
  * V8's heap growing factor for domain-sync processes, as a percentage over 1 (60 → ×1.6).
@@ -49,10 +50,57 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
  * 1,778 and 1,800 with four; on loopback, 2,888, 2,924 and 2,646 against 2,496, 2,863 and 2,651;
  * CPU per profile within 3 % and peak RSS within 10 MB of each other.
  *
- * Running `node dist/src/cli/main.js` bypasses the shebang and so runs with Node's and V8's
- * defaults; the benchmarks start their stand-ins for the CLI with these options.
+ * Running `node dist/src/cli/main.js` bypasses the shebang: V8's helper pool is then Node's
+ * default, and the young generation is held to the same size at run time instead
+ * ({@link capYoungGeneration}). The benchmarks start their stand-ins for the CLI with these
+ * options.
  */
 export const CLI_NODE_OPTIONS: readonly string[] = Object.freeze([
   '--max-semi-space-size=8',
   '--v8-pool-size=0',
 ]);
+
+/** The semi-space size, in MB, that the shebang's `--max-semi-space-size` gives the CLI. */
+export const CLI_SEMI_SPACE_MB = 8;
+
+/** Node options (given to node itself or in `NODE_OPTIONS`) that size the young generation. */
+const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]space[-_]growth[-_]factor\b/;
+
+/**
+ * Holds the young generation of this process's main thread to what `--max-semi-space-size=MB`
+ * would give it, for a CLI started without that option (`node dist/src/cli/main.js …`, which
+ * bypasses the binary's shebang). V8 reads that cap only when the process starts, but it reads
+ * its growth factor for the young generation each time it grows it, which it does after as many
+ * bytes as the young generation holds have survived collections, by at most that factor. So this
+ * sets the factor to 1 (no growth) at once, and after each garbage collection to 2 (V8's
+ * default) while the young generation (`new_space`, which V8 reports as twice the semi-space size
+ * once grown) is at most half the cap, and back to 1 above that: it ends between half the cap and
+ * the cap. A full sync of 100,000 domains started that way peaked at 247–248 MB RSS with this,
+ * 366–370 MB without it (V8 sizes the young generation from the machine's memory, here 24 GiB)
+ * and 243–260 MB through the shebang's options (docs/operations.md, "Speed and memory").
+ *
+ * Does nothing, and returns false, when node was started with its own size or growth factor for
+ * the young generation (the shebang's, or an operator's): V8 then enforces that one. The factor
+ * is one flag for the whole process: while the main thread is at its cap, a worker thread's young
+ * generation does not grow either, and so stays below the cap its `resourceLimits` set (the
+ * mirror writer's).
+ */
+export function capYoungGeneration(
+  semiSpaceMb: number = CLI_SEMI_SPACE_MB,
+  nodeOptions: readonly string[] = [...process.execArgv, process.env['NODE_OPTIONS'] ?? ''],
+): boolean {
+  if (nodeOptions.some((option) => SEMI_SPACE_OPTION.test(option))) return false;
+  const cap = 2 * semiSpaceMb * 1024 * 1024;
+  let growing = false;
+  const allowGrowth = (grow: boolean): void => {
+    if (grow === growing) return;
+    growing = grow;
+    setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
+  };
+  setFlagsFromString('--semi-space-growth-factor=1');
+  new PerformanceObserver(() => {
+    const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+    if (newSpace !== undefined) allowGrowth(2 * newSpace.space_size <= cap);
+  }).observe({ entryTypes: ['gc'] });
+  return true;
+}

@@ -1,10 +1,17 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI_NODE_OPTIONS, HEAP_GROWING_PERCENT } from '../../../src/util/heap-growth.js';
-import { CLI_SOURCE, runCli } from '../../helpers/cli.js';
+import {
+  CLI_NODE_OPTIONS,
+  CLI_SEMI_SPACE_MB,
+  capYoungGeneration,
+  HEAP_GROWING_PERCENT,
+} from '../../../src/util/heap-growth.js';
+import { CLI_SOURCE, runCli, startNodeScript } from '../../helpers/cli.js';
 import { recordFinishedChild } from '../../resilience/security/child-output.js';
+import type { YoungGenerationReport } from './young-generation-child.js';
 
 /** `node ARGS` on this Node, to its end; its output is recorded for the key scan. */
 function node(args: string[]): SpawnSyncReturns<string> {
@@ -68,6 +75,60 @@ describe('memory settings of the CLI process', () => {
   it('src/cli/main.ts starts with the shebang of CLI_NODE_OPTIONS (the built binary: package.test.ts)', () => {
     const shebang = `#!/usr/bin/env -S node ${CLI_NODE_OPTIONS.join(' ')}`;
     expect(readFileSync(CLI_SOURCE, 'utf8').split('\n')[0]).toBe(shebang);
+  });
+
+  it('the shebang caps each semi-space at CLI_SEMI_SPACE_MB', () => {
+    expect(CLI_NODE_OPTIONS).toContain(`--max-semi-space-size=${CLI_SEMI_SPACE_MB}`);
+  });
+
+  describe('started without the shebang, the young generation is capped at run time', () => {
+    const child = async (mode: 'cap' | 'none', nodeArgs: string[] = []): Promise<YoungGenerationReport> => {
+      const run = await startNodeScript(join(import.meta.dirname, 'young-generation-child.ts'), [mode], {
+        nodeArgs,
+      }).exited;
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      return JSON.parse(run.stdout) as YoungGenerationReport;
+    };
+    // V8 reports the grown young generation as twice the semi-space size, and a little more
+    // around some collections: up to about a fifth more under --max-semi-space-size itself.
+    const cap = 2 * CLI_SEMI_SPACE_MB * 1024 * 1024;
+    const slack = 1.25;
+
+    it('without the cap this workload grows it past the cap and its slack (so the next tests can fail)', async () => {
+      const report = await child('none');
+      expect(report.capped).toBe(false);
+      expect(report.maxNewSpace).toBeGreaterThan(slack * cap);
+    });
+
+    it("node's own --max-semi-space-size holds it to the cap, with that slack", async () => {
+      const report = await child('none', [`--max-semi-space-size=${CLI_SEMI_SPACE_MB}`]);
+      expect(report.maxNewSpace).toBeGreaterThan(cap / 2);
+      expect(report.maxNewSpace).toBeLessThanOrEqual(slack * cap);
+    });
+
+    it('capYoungGeneration holds it to the cap as well', async () => {
+      const report = await child('cap');
+      expect(report.capped).toBe(true);
+      expect(report.maxNewSpace).toBeLessThanOrEqual(slack * cap);
+      // It still lets it grow from V8's starting size (1 MB) towards the cap.
+      expect(report.maxNewSpace).toBeGreaterThan(cap / 4);
+    });
+
+    it("does nothing when node was given a size of its own (the shebang's or an operator's)", async () => {
+      const report = await child('cap', ['--max-semi-space-size=32']);
+      expect(report.capped).toBe(false);
+      expect(report.maxNewSpace).toBeGreaterThan(slack * cap);
+    });
+
+    it('recognises the options that size the young generation, given to node or in NODE_OPTIONS', () => {
+      // Returns before touching V8 whenever one is present.
+      expect(capYoungGeneration(8, ['--max-semi-space-size=16'])).toBe(false);
+      expect(capYoungGeneration(8, ['--max_semi_space_size=16'])).toBe(false);
+      expect(capYoungGeneration(8, ['--min-semi-space-size=4'])).toBe(false);
+      expect(capYoungGeneration(8, ['--semi-space-growth-factor=2'])).toBe(false);
+      expect(capYoungGeneration(8, ['--inspect', '--require x.cjs --max-semi-space-size=16'])).toBe(false);
+    });
   });
 
   it('the CLI writes nothing to stderr for --help', async () => {
