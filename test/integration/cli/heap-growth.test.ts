@@ -8,6 +8,7 @@ import {
   CLI_SEMI_SPACE_MB,
   capYoungGeneration,
   HEAP_GROWING_PERCENT,
+  liftYoungGenerationCap,
 } from '../../../src/util/heap-growth.js';
 import { CLI_SOURCE, runCli, startNodeScript } from '../../helpers/cli.js';
 import { recordFinishedChild } from '../../resilience/security/child-output.js';
@@ -82,7 +83,10 @@ describe('memory settings of the CLI process', () => {
   });
 
   describe('started without the shebang, the young generation is capped at run time', () => {
-    const child = async (mode: 'cap' | 'none', nodeArgs: string[] = []): Promise<YoungGenerationReport> => {
+    const child = async (
+      mode: 'cap' | 'lift' | 'none',
+      nodeArgs: string[] = [],
+    ): Promise<YoungGenerationReport> => {
       const run = await startNodeScript(join(import.meta.dirname, 'young-generation-child.ts'), [mode], {
         nodeArgs,
       }).exited;
@@ -113,6 +117,17 @@ describe('memory settings of the CLI process', () => {
       expect(report.maxNewSpace).toBeLessThanOrEqual(slack * cap);
       // It still lets it grow from V8's starting size (1 MB) towards the cap.
       expect(report.maxNewSpace).toBeGreaterThan(cap / 4);
+    });
+
+    it('liftYoungGenerationCap gives it back to V8 (as snapshot does)', async () => {
+      const report = await child('lift');
+      expect(report.capped).toBe(true);
+      expect(report.lifted).toBe(true);
+      expect(report.maxNewSpace).toBeGreaterThan(slack * cap);
+    });
+
+    it('liftYoungGenerationCap does nothing where no cap was installed (this test process)', () => {
+      expect(liftYoungGenerationCap()).toBe(false);
     });
 
     it("does nothing when node was given a size of its own (the shebang's or an operator's)", async () => {
