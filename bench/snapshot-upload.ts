@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { openMirror } from '../src/mirror/database.js';
-import { CLI_NODE_OPTIONS, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { CLI_NODE_OPTIONS, capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { median, round } from './stats.js';
 import { ownPeakRssMb } from './peak-rss.js';
 
@@ -318,6 +318,7 @@ async function uploadChild(
  */
 async function commandMain(configPath: string): Promise<void> {
   limitHeapGrowth();
+  capYoungGeneration();
   const { PassThrough } = await import('node:stream');
   const { runCli } = await import('../src/cli/program.js');
   const started = performance.now();
@@ -346,6 +347,7 @@ async function childMain(
   prefix: string,
 ): Promise<void> {
   limitHeapGrowth();
+  capYoungGeneration();
   const destination = {
     type: 's3' as const,
     name: 'bench',

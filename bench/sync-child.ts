@@ -17,13 +17,14 @@ import {
   type ProfileWriterOptions,
 } from '../src/mirror/profile-writer.js';
 import { openRunContext } from '../src/runtime/run-context.js';
-import { limitHeapGrowth } from '../src/util/heap-growth.js';
+import { capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
 import { measured, measureListingAndFetching, printResult, runChildMain } from './child-measure.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
 limitHeapGrowth();
+capYoungGeneration();
 
 interface Job {
   mode: 'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | WriterFloorMode;

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --v8-pool-size=0
+#!/usr/bin/env -S node --max-semi-space-size=32 --v8-pool-size=0
 import { setMaxListeners } from 'node:events';
 import { capYoungGeneration, limitHeapGrowth } from '../util/heap-growth.js';
 import { runCli } from './program.js';
@@ -9,8 +9,8 @@ import { runCli } from './program.js';
 // A heap growing factor given to node itself (`node --heap-growing-percent=N …`, 0 = V8's own
 // dynamic factor) is the operator's choice and wins over ours.
 if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();
-// Started without the shebang (`node dist/src/cli/main.js`), the young generation gets the
-// shebang's cap at run time; with it, or with the operator's own size, this does nothing.
+// The young generation's size for most commands, held at run time under the shebang's larger cap
+// (or none, through `node dist/src/cli/main.js`); an operator's own size wins.
 capYoungGeneration();
 const controller = new AbortController();
 // Every request in flight listens to this one signal; more than the default 10 is expected.

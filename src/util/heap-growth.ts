@@ -28,17 +28,33 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
   setFlagsFromString(`--heap-growing-percent=${Math.max(1, Math.trunc(percent))}`);
 }
 
+/** The semi-space size, in MB, that the CLI holds the young generation to at run time. */
+export const CLI_SEMI_SPACE_MB = 8;
+
+/**
+ * The semi-space size, in MB, that `snapshot` lets the young generation grow to: each row group
+ * it buffers (100,000 rows) outlives many collections of a small young generation. A snapshot of a
+ * 100,000-domain mirror (1.1 million rows) took 7.2–8.4 s at a peak RSS of 410–425 MB with 32 MB
+ * semi-spaces, against 8.2–12.7 s and 339–352 MB with 8 MB and 6.9–7.3 s and 514–534 MB with
+ * V8's own sizing on a 24 GiB machine (alternating runs, 2026-11-30).
+ */
+export const SNAPSHOT_SEMI_SPACE_MB = 32;
+
+/** The shebang's `--max-semi-space-size`: the most any command gets ({@link SNAPSHOT_SEMI_SPACE_MB}). */
+export const CLI_MAX_SEMI_SPACE_MB = SNAPSHOT_SEMI_SPACE_MB;
+
 /**
  * Node options the `domain-sync` binary starts with, from its shebang line (`src/cli/main.ts`,
  * `#!/usr/bin/env -S node …`), because V8 reads them only when the process starts.
  *
- * `--max-semi-space-size=8` caps each of the young generation's two semi-spaces at 8 MB. Since
- * Node 22, V8 sizes them from the machine's memory, and on a 24 GiB machine the sync's and the
- * export load's stream of short-lived objects (bodies, parsed profiles, rows) grew the young
- * generation far enough to add about 130 MB to a full sync's peak RSS. With 8 MB, scavenges come
- * more often and cost a little CPU; the sync and export benchmarks report both
- * (docs/benchmarks.md). The mirror writer thread gets the same kind of cap through its
- * `resourceLimits`.
+ * `--max-semi-space-size=32` caps each of the young generation's two semi-spaces at 32 MB, the
+ * most any command gets: `snapshot` ({@link SNAPSHOT_SEMI_SPACE_MB}). Every other command is held
+ * to 8 MB at run time ({@link capYoungGeneration}). Since Node 22, V8 sizes the young generation
+ * from the machine's memory, and on a 24 GiB machine the sync's and the export load's stream of
+ * short-lived objects (bodies, parsed profiles, rows) grew it far enough to add about 120 MB to a
+ * full sync's peak RSS. With 8 MB, scavenges come more often and cost a little CPU; the sync and
+ * export benchmarks report both (docs/benchmarks.md). The mirror writer thread gets the same kind
+ * of cap through its `resourceLimits`.
  *
  * `--v8-pool-size=0` lets Node size V8's pool of helper threads (parallel and concurrent garbage
  * collection, background compilation) from the machine: one fewer than the cores, at least one.
@@ -51,46 +67,47 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
  * CPU per profile within 3 % and peak RSS within 10 MB of each other.
  *
  * Running `node dist/src/cli/main.js` bypasses the shebang: V8's helper pool is then Node's
- * default, and the young generation is held to the same size at run time instead
- * ({@link capYoungGeneration}). The benchmarks start their stand-ins for the CLI with these
- * options.
+ * default, and the young generation is held at run time all the same. The benchmarks start their
+ * stand-ins for the CLI with these options and call the same functions as the CLI.
  */
 export const CLI_NODE_OPTIONS: readonly string[] = Object.freeze([
-  '--max-semi-space-size=8',
+  `--max-semi-space-size=${CLI_MAX_SEMI_SPACE_MB}`,
   '--v8-pool-size=0',
 ]);
-
-/** The semi-space size, in MB, that the shebang's `--max-semi-space-size` gives the CLI. */
-export const CLI_SEMI_SPACE_MB = 8;
 
 /** Node options (given to node itself or in `NODE_OPTIONS`) that size the young generation. */
 const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]space[-_]growth[-_]factor\b/;
 
 /**
  * Holds the young generation of this process's main thread to what `--max-semi-space-size=MB`
- * would give it, for a CLI started without that option (`node dist/src/cli/main.js …`, which
- * bypasses the binary's shebang). V8 reads that cap only when the process starts, but it reads
- * its growth factor for the young generation each time it grows it, which it does after as many
- * bytes as the young generation holds have survived collections, by at most that factor. So this
- * sets the factor to 1 (no growth) at once, and after each garbage collection to 2 (V8's
- * default) while the young generation (`new_space`, which V8 reports as twice the semi-space size
- * once grown) is at most half the cap, and back to 1 above that: it ends between half the cap and
- * the cap. A full sync of 100,000 domains started that way peaked at 247–248 MB RSS with this,
- * 366–370 MB without it (V8 sizes the young generation from the machine's memory, here 24 GiB)
- * and 243–260 MB through the shebang's options (docs/operations.md, "Speed and memory").
+ * would give it, under the shebang's larger cap or with none (`node dist/src/cli/main.js …`).
+ * V8 reads its own cap only when the process starts, but it reads its growth factor for the young
+ * generation each time it grows it, which it does after as many bytes as the young generation
+ * holds have survived collections, by at most that factor. So this sets the factor to 1 (no
+ * growth) at once, and after each garbage collection to 2 (V8's default) while the young
+ * generation (`new_space`, which V8 reports as twice the semi-space size once grown) is at most
+ * half the cap, and back to 1 above that: it ends between half the cap and the cap. The notices
+ * of the collections come on the event loop, so a command that allocates for long without
+ * turning it can grow past this cap (not past V8's own); the sync and the export load turn it
+ * all the time. On a 24 GiB machine a full sync of 100,000 domains peaked at 247–248 MB RSS
+ * started through node with this cap, 366–370 MB with none, 243–260 MB with the cap of 8 MB that
+ * the shebang gave until 2026-11-30 (docs/operations.md, "Speed and memory").
  *
- * Does nothing, and returns false, when node was started with its own size or growth factor for
- * the young generation (the shebang's, or an operator's): V8 then enforces that one. The factor
- * is one flag for the whole process: while the main thread is at its cap, a worker thread's young
- * generation does not grow either, and so stays below the cap its `resourceLimits` set (the
- * mirror writer's).
+ * Does nothing, and returns false, when node was started with a size or growth factor for the
+ * young generation other than the shebang's (an operator's choice, which V8 then enforces). The
+ * factor is one flag for the whole process: while the main thread is at its cap, a worker
+ * thread's young generation does not grow either, and so stays below the cap its
+ * `resourceLimits` set (the mirror writer's).
  */
 export function capYoungGeneration(
   semiSpaceMb: number = CLI_SEMI_SPACE_MB,
-  nodeOptions: readonly string[] = [...process.execArgv, process.env['NODE_OPTIONS'] ?? ''],
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptionsEnv: string = process.env['NODE_OPTIONS'] ?? '',
 ): boolean {
-  if (nodeOptions.some((option) => SEMI_SPACE_OPTION.test(option))) return false;
-  const cap = 2 * semiSpaceMb * 1024 * 1024;
+  const sizing = execArgv.filter((option) => SEMI_SPACE_OPTION.test(option));
+  const shebangs = `--max-semi-space-size=${CLI_MAX_SEMI_SPACE_MB}`;
+  if (SEMI_SPACE_OPTION.test(nodeOptionsEnv) || sizing.some((option) => option !== shebangs)) return false;
+  let cap = 2 * semiSpaceMb * 1024 * 1024;
   let growing = false;
   const allowGrowth = (grow: boolean): void => {
     if (grow === growing) return;
@@ -103,33 +120,33 @@ export function capYoungGeneration(
     if (newSpace !== undefined) allowGrowth(2 * newSpace.space_size <= cap);
   });
   observer.observe({ entryTypes: ['gc'] });
-  liftCap = () => {
-    observer.disconnect();
-    allowGrowth(true);
+  const underShebangCap = sizing.length > 0;
+  raiseCap = (raisedMb) => {
+    if (underShebangCap) {
+      cap = Math.max(cap, 2 * Math.min(raisedMb, CLI_MAX_SEMI_SPACE_MB) * 1024 * 1024);
+    } else {
+      // Without V8's cap, late notices could let it grow past any cap of ours: give it back.
+      observer.disconnect();
+      allowGrowth(true);
+      raiseCap = undefined;
+    }
   };
   return true;
 }
 
-/** Ends the cap {@link capYoungGeneration} installed; undefined when there is none. */
-let liftCap: (() => void) | undefined;
+/** Raises the cap {@link capYoungGeneration} holds; undefined when it holds none. */
+let raiseCap: ((semiSpaceMb: number) => void) | undefined;
 
 /**
- * Gives the young generation back to V8's own sizing for the rest of the process, for a command
- * whose objects live longer than a small young generation suits: `snapshot`, whose row groups
- * (100,000 rows) outlive many of its collections. Does nothing, and returns false, unless
- * {@link capYoungGeneration} is holding it (through the shebang, V8 enforces the shebang's cap).
- *
- * It lifts the cap instead of raising it: a snapshot reads and buffers each row group without
- * turning the event loop, so the garbage collections' notices that the cap relies on come too
- * late, and a cap of 32 MB semi-spaces let `new_space` grow from 8 to 128 MB before the first.
- * Of a 100,000-domain mirror (1.1 million rows), `node dist/src/cli/main.js snapshot` took
- * 6.9–7.3 s at a peak RSS of 514–534 MB with V8's own sizing, against 8.2–12.7 s and 339–352 MB
- * with 8 MB semi-spaces, as through the shebang (alternating runs, 2026-11-30, 24 GiB;
- * docs/operations.md).
+ * Raises the cap of {@link capYoungGeneration} to `semiSpaceMb` for the rest of the process, for
+ * a command whose objects live longer (`snapshot`), at most to the shebang's cap. Started without
+ * the shebang, it gives the young generation back to V8's own sizing instead: such a command
+ * allocates for long without turning the event loop, and a cap of 32 MB semi-spaces held at run
+ * time let `new_space` grow from 8 to 128 MB before the first notice. Does nothing, and returns
+ * false, when no cap of {@link capYoungGeneration} is in use.
  */
-export function liftYoungGenerationCap(): boolean {
-  if (liftCap === undefined) return false;
-  liftCap();
-  liftCap = undefined;
+export function raiseYoungGenerationCap(semiSpaceMb: number): boolean {
+  if (raiseCap === undefined) return false;
+  raiseCap(semiSpaceMb);
   return true;
 }
