@@ -86,7 +86,12 @@ const NOT_KEPT =
   '(seven alternating runs each, two rounds) at 280–303 MB against 232–248 MB. But V8 reads that size ' +
   'only when the process starts, and the sync and the export load need the 8 MB cap ' +
   '(src/util/heap-growth.ts); one worker thread given a 96 MB young generation for the writing gained ' +
-  'nothing measurable in the harness (1.72–1.91 s against 1.76–1.89 s, four runs each).';
+  'nothing measurable in the harness (1.72–1.91 s against 1.76–1.89 s, four runs each). Since ' +
+  '2026-11-30 the shebang gives V8 a cap of 32 MB and the CLI holds every command but `snapshot` to 8 MB ' +
+  'at run time (`capYoungGeneration`: V8 reads its growth factor whenever it grows the young ' +
+  'generation), so `snapshot` runs with 32 MB. On a mirror of 100,000 domains (1.1 million rows, three ' +
+  'alternating pairs against the shebang of 8 MB) it took 7.0–8.3 s and 9.1–9.3 s of CPU at 412–422 MB ' +
+  'against 8.05–8.24 s and 10.7–11.1 s at 338–346 MB.';
 
 /** What V8's optimising compiler does in a snapshot, measured by hand. */
 /** The snapshot of a mirror synced from a service using the spec's freedoms, by hand. */
@@ -108,12 +113,15 @@ const COMPILER_NOTE =
   "60 times): the library's code, left as it is. Ours had one: the mirror-spelling timestamp reader " +
   'made a small closure for every value, and it was compiled 18 times. It is a module function since ' +
   '(src/warehouse/column-spec.ts); the next snapshot made 319 compiles in 0.94 s. Six alternating pairs of ' +
-  'the command before and after measured no difference in time (medians 4.89 and 4.87 s). The run in ' +
-  'the table (20:17Z) is the first after it, on a slower machine than at 14:06Z: `snapshot` end to end at ' +
+  'the command before and after measured no difference in time (medians 4.89 and 4.87 s). The run ' +
+  'of 20:17Z was the first after it, on a slower machine than at 14:06Z: `snapshot` end to end at ' +
   "1.85 of DuckDB's time (ours 2.44 s, DuckDB 1.32 s), and the 1,000,000 licence rows in 9.0 s against " +
   "6.8 s, 2.34 of DuckDB's time against 2.0, where parquetjs-lite also took 27.8 s against 21.1 s. The " +
   'licence rows written by the code before and after the change, four alternating pairs right after the ' +
-  'run, took 7.9–11.0 s and 8.1–11.1 s.';
+  'run, took 7.9–11.0 s and 8.1–11.1 s. The run in the table (2026-11-30, 00:54Z) is the first with ' +
+  'semi-spaces of 32 MB for `snapshot` (src/util/heap-growth.ts; the in-process writer of the licence ' +
+  "rows raises its cap the same way): `snapshot` end to end at 1.61 of DuckDB's time (ours 1.77 s at " +
+  '317 MB, DuckDB 1.10 s), the 1,000,000 licence rows at 1.93 (6.5 s against 3.4 s, peak RSS 265 MB).';
 
 /** How far the end-to-end ratio moves between bench runs of the same code. */
 const RUN_SPREAD =
@@ -137,4 +145,9 @@ const LARGE_MIRROR_CHECK =
   'GNU time from start to exit, three alternating pairs: ours 100.8, 91.6 and 91.5 s at a peak RSS of 429, 408 and 433 MB; DuckDB 73.2, 65.2 ' +
   'and 61.4 s at 6,768, 7,038 and 7,024 MB. That is 1.38, 1.40 and 1.49 times its time, inside the ≤ 2× ' +
   'target, and about a sixteenth of its memory: the bare DuckDB snapshot holds each table in memory before ' +
-  'its `COPY`, and ours writes row groups of 100,000 rows as it reads. Files: ours 578 MiB, DuckDB 570 MiB.';
+  'its `COPY`, and ours writes row groups of 100,000 rows as it reads. Files: ours 578 MiB, DuckDB 570 MiB. ' +
+  "After `snapshot` got semi-spaces of 32 MB (2026-11-30, 01:18–01:23Z, GNU time, the CLI's own " +
+  'process): a mirror of 1,000,000 domains made that night by the full sync of the CLI as it is now ' +
+  '(3.7 GB: it keeps less per profile since migration 0010), two alternating pairs, took 75.7 and 81.3 s ' +
+  '(94.0 and 101.4 s of CPU) at a peak RSS of 476 and 484 MB, against 78.7 and 103.4 s (103.0 and ' +
+  '132.3 s of CPU) at 398 MB with the 8 MB of before: under 512 MB still, with less room.';

@@ -550,6 +550,7 @@ export function syncNotes(r: SyncBenchResult): string[] {
     SYNC_KEY_ORDER_NOTE,
     SYNC_START_UP_NOTE,
     SYNC_JIT_NOTE,
+    SYNC_YOUNG_GENERATION_NOTE,
   );
   return notes;
 }
@@ -1262,3 +1263,15 @@ const SYNC_JIT_NOTE =
   '17:45Z on both sides (the bare undici loop took 68 µs of CPU per profile against 45, the sync 268 ' +
   'against 210), so its ratios, 3.94 for CPU and 0.317 for the loopback rate against 4.67 and 0.285, ' +
   'say more about the machine than about the change.';
+
+const SYNC_YOUNG_GENERATION_NOTE =
+  "The young generation, since 2026-11-30 (00:45Z, by hand). The CLI's shebang capped V8's " +
+  'semi-spaces at 8 MB for every command; it now gives V8 a cap of 32 MB, for `snapshot`, and holds ' +
+  'every other command to 8 MB at run time (src/util/heap-growth.ts `capYoungGeneration`, which ' +
+  'bench/sync-child.ts calls as the CLI does). Full syncs of 100,000 domains by the CLI against ' +
+  '`domain-sync simulate` on loopback, concurrency 8, three alternating pairs, the new way against ' +
+  'the old: 21.7–22.4 s of CPU (user and system) against 24.0–25.7 s, 18.5–18.9 s against 19.2–21.0 s ' +
+  'from start to exit, peak RSS 245–250 MB against 243–254 MB. Why it costs less is not measured; ' +
+  'the growth factor it sets is one flag for the whole process, so while the main thread is at its ' +
+  "cap the writer thread's young generation does not grow either. The run in the table (19:48Z on " +
+  '2026-11-29) is from before the change.';
