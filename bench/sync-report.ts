@@ -1021,7 +1021,7 @@ const QUIET_MACHINE_CHECK =
   '(2026-11-27, 21:14–21:16Z, minutes after it started, load average 0.9 before; bench/sync-child.ts ' +
   'and bench/bare-undici-loop.ts against one simulator, 100,000 domains, no latency, concurrency 8, ' +
   'three alternating rounds). The bare undici loop made 16,340–21,236 profiles/s at 45–53 µs of CPU ' +
-  "per profile, far less CPU than in this table's run: its figure moves with the machine's load more " +
+  "per profile, less CPU than in most bench runs: its figure moves with the machine's load more " +
   "than the sync's. The full sync made 4,629–5,015 profiles/s at 246–264 µs (0.24–0.28 of the same " +
   "round's bare loop rate, 5.0–5.6× its CPU); with its profile writes discarded, 10,940–11,517 " +
   'profiles/s at 106–111 µs (0.52–0.67 of the rate, 2.1–2.5× the CPU). The writer thread is what ' +
@@ -1259,7 +1259,7 @@ const SYNC_JIT_NOTE =
   'measured gain. What the compiler still does is mostly once per process: of that 1.0 s, about 520 ms ' +
   "went to undici's and Node's own functions, which a bare loop compiles too, 280 ms to ours and " +
   "200 ms to functions with no file (code made at run time, zod's compiled validators among it). " +
-  'The run in the table (19:48Z) is the first after the change. This machine was slower in it than at ' +
+  'The run of 19:48Z was the first after the change. This machine was slower in it than at ' +
   '17:45Z on both sides (the bare undici loop took 68 µs of CPU per profile against 45, the sync 268 ' +
   'against 210), so its ratios, 3.94 for CPU and 0.317 for the loopback rate against 4.67 and 0.285, ' +
   'say more about the machine than about the change.';
@@ -1273,5 +1273,7 @@ const SYNC_YOUNG_GENERATION_NOTE =
   'the old: 21.7–22.4 s of CPU (user and system) against 24.0–25.7 s, 18.5–18.9 s against 19.2–21.0 s ' +
   'from start to exit, peak RSS 245–250 MB against 243–254 MB. Why it costs less is not measured; ' +
   'the growth factor it sets is one flag for the whole process, so while the main thread is at its ' +
-  "cap the writer thread's young generation does not grow either. The run in the table (19:48Z on " +
-  '2026-11-29) is from before the change.';
+  "cap the writer thread's young generation does not grow either. The run in the table (2026-11-30, " +
+  'from 01:38Z) is the first with it: 208 µs of CPU per profile against 268 in the run of 19:48Z the ' +
+  'evening before, but its bare undici loop ran faster too (50 against 68 µs), so the CPU ratio went ' +
+  'from 3.94 to 4.16 and the loopback rate ratio from 0.317 to 0.344; peak RSS 233 MB against 250.';
