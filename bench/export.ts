@@ -48,7 +48,7 @@ import Database from 'better-sqlite3';
 import Papa from 'papaparse';
 import { exportPipeline } from '../pipelines/export/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { CLI_NODE_OPTIONS, capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { CLI_NODE_OPTIONS, applyCliHeapSettings } from '../src/util/heap-growth.js';
 import { openRunContext } from '../src/runtime/run-context.js';
 import { startSimulator } from '../src/simulator/index.js';
 import type { RunningSimulator } from '../src/simulator/index.js';
@@ -339,8 +339,7 @@ async function pipelineChild(
     }),
   );
   // The CLI's process setting (src/cli/main.ts): this child stands for `domain-sync export`.
-  limitHeapGrowth();
-  capYoungGeneration();
+  applyCliHeapSettings();
   const { config, errors } = loadConfig({ env: {}, cwd: dir, configPath });
   if (config === null) throw new Error(errors.join('; '));
   const ctx = await openRunContext({ config, apiKey, baseUrl });

@@ -19,12 +19,11 @@ import { publishPipeline } from '../pipelines/publish.js';
 import { loadConfig } from '../src/config/load.js';
 import { openMirror } from '../src/mirror/database.js';
 import { noopProgress } from '../src/runtime/progress.js';
-import { capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { applyCliHeapSettings } from '../src/util/heap-growth.js';
 import { ownPeakRssMb } from './peak-rss.js';
 
 // The CLI's process setting (src/cli/main.ts), so the child is the CLI's process.
-limitHeapGrowth();
-capYoungGeneration();
+applyCliHeapSettings();
 
 /** What the parent asks for. */
 export interface Job {

@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { openMirror } from '../src/mirror/database.js';
-import { CLI_NODE_OPTIONS, capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { CLI_NODE_OPTIONS, applyCliHeapSettings } from '../src/util/heap-growth.js';
 import { median, round } from './stats.js';
 import { ownPeakRssMb } from './peak-rss.js';
 
@@ -317,8 +317,7 @@ async function uploadChild(
  * the binary's heap setting, then `{ wallSeconds, peakRssMb, summary }` on stdout.
  */
 async function commandMain(configPath: string): Promise<void> {
-  limitHeapGrowth();
-  capYoungGeneration();
+  applyCliHeapSettings();
   const { PassThrough } = await import('node:stream');
   const { runCli } = await import('../src/cli/program.js');
   const started = performance.now();
@@ -346,8 +345,7 @@ async function childMain(
   endpoint: string,
   prefix: string,
 ): Promise<void> {
-  limitHeapGrowth();
-  capYoungGeneration();
+  applyCliHeapSettings();
   const destination = {
     type: 's3' as const,
     name: 'bench',

@@ -29,8 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import {
   CLI_NODE_OPTIONS,
-  capYoungGeneration,
-  limitHeapGrowth,
+  applyCliHeapSettings,
   raiseYoungGenerationCap,
   SNAPSHOT_SEMI_SPACE_MB,
 } from '../src/util/heap-growth.js';
@@ -346,8 +345,7 @@ async function childMain(writer: string, sqlitePath: string, out: string): Promi
     const select = db.prepare(SELECT_LICENSES);
     if (writer === 'ours') {
       // The CLI's process setting (src/cli/main.ts): this child stands for `domain-sync snapshot`.
-      limitHeapGrowth();
-      capYoungGeneration();
+      applyCliHeapSettings();
       raiseYoungGenerationCap(SNAPSHOT_SEMI_SPACE_MB);
       const result = await writeParquetFile({
         path: out,

@@ -17,14 +17,13 @@ import {
   type ProfileWriterOptions,
 } from '../src/mirror/profile-writer.js';
 import { openRunContext } from '../src/runtime/run-context.js';
-import { capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { applyCliHeapSettings } from '../src/util/heap-growth.js';
 import { isWriterFloorMode, runWriterFloor } from './sync-writer-floor.js';
 import type { WriterFloorMode } from './sync-writer-floor.js';
 import { measured, measureListingAndFetching, printResult, runChildMain } from './child-measure.js';
 
 // The CLI's process setting (src/cli/main.ts), for every mode, so the child is the CLI's process.
-limitHeapGrowth();
-capYoungGeneration();
+applyCliHeapSettings();
 
 interface Job {
   mode: 'sync-full' | 'sync-incremental' | 'sync-discard-profiles' | 'bare-loop' | WriterFloorMode;

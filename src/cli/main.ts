@@ -1,17 +1,14 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --v8-pool-size=0
 import { setMaxListeners } from 'node:events';
-import { capYoungGeneration, limitHeapGrowth } from '../util/heap-growth.js';
+import { applyCliHeapSettings } from '../util/heap-growth.js';
 import { runCli } from './program.js';
 
 // The only place that touches process.argv, signals and process.exit.
 // The shebang's node options are CLI_NODE_OPTIONS (src/util/heap-growth.ts), which says why; a
 // unit test keeps the two equal.
-// A heap growing factor given to node itself (`node --heap-growing-percent=N …`, 0 = V8's own
-// dynamic factor) is the operator's choice and wins over ours.
-if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();
-// The young generation's size for most commands, held at run time under the shebang's larger cap
-// (or none, through `node dist/src/cli/main.js`); an operator's own size wins.
-capYoungGeneration();
+// The heap growing factor and the young generation's size (src/util/heap-growth.ts); a factor or
+// a size given to node itself (`node --heap-growing-percent=N …`) is the operator's and wins.
+applyCliHeapSettings();
 const controller = new AbortController();
 // Every request in flight listens to this one signal; more than the default 10 is expected.
 setMaxListeners(0, controller.signal);

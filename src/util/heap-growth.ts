@@ -28,6 +28,17 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
   setFlagsFromString(`--heap-growing-percent=${Math.max(1, Math.trunc(percent))}`);
 }
 
+/**
+ * The CLI's memory settings for its process, once before any work: {@link limitHeapGrowth}
+ * (unless node was given a heap growing factor of its own, the operator's choice) and
+ * {@link capYoungGeneration}. `src/cli/main.ts` calls it, and so does each benchmark child that
+ * stands for a CLI command.
+ */
+export function applyCliHeapSettings(execArgv: readonly string[] = process.execArgv): void {
+  if (!execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();
+  capYoungGeneration(CLI_SEMI_SPACE_MB, execArgv);
+}
+
 /** The semi-space size, in MB, that the CLI holds the young generation to at run time. */
 export const CLI_SEMI_SPACE_MB = 8;
 
