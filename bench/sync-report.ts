@@ -18,15 +18,22 @@ type Point = {
   full: Rate;
   bareUndici: Rate;
   bareLoop: Rate;
+  bareFetch?: Rate;
+  fetchRatio?: number;
 };
 const pointName = (r: { concurrency: number }, p: Point): string =>
   `full sync of ${p.domains} domains, profiles/s, ` +
   (p.latencyMs > 0 ? `service ${p.latencyMs} ms away` : 'simulator on loopback, no latency') +
   ` (concurrency ${r.concurrency})`;
 // The targets' baseline is the bare undici loop (bench/bare-undici-loop.ts); the bare client
-// loop is reported beside it, untargeted, under the same name plus this suffix.
-type Loop = 'undici' | 'client';
-const suffix = (loop: Loop): string => (loop === 'client' ? ', against the bare client loop' : '');
+// loop and the bare fetch loop (bench/bare-fetch-loop.ts) are reported beside it, untargeted,
+// under the same name plus this suffix.
+type Loop = 'undici' | 'client' | 'fetch';
+const suffix = (loop: Loop): string => (loop === 'undici' ? '' : `, against the bare ${loop} loop`);
+const baselineOf = (p: Point, loop: Loop): Rate | undefined =>
+  loop === 'undici' ? p.bareUndici : loop === 'client' ? p.bareLoop : p.bareFetch;
+const ratioOf = (p: Point, loop: Loop): number | undefined =>
+  loop === 'undici' ? p.ratio : loop === 'client' ? p.clientRatio : p.fetchRatio;
 // (f) of bench/sync.ts: the same loopback point on a smaller catalogue, served two ways.
 const spellingFigure = (p: Point, served: string): BenchFigure => ({
   bench: 'sync',
@@ -47,9 +54,9 @@ const rateFigure = (
   bench: 'sync',
   figure: pointName(r, p) + suffix(loop),
   value: `${p.full.profilesPerSecond}/s`,
-  baseline: `bare ${loop} loop ${(loop === 'undici' ? p.bareUndici : p.bareLoop).profilesPerSecond}/s`,
+  baseline: `bare ${loop} loop ${baselineOf(p, loop)?.profilesPerSecond ?? '–'}/s`,
   // Three digits: 0.895 is not 0.9.
-  ratio: fmt(loop === 'undici' ? p.ratio : p.clientRatio, 3),
+  ratio: fmt(ratioOf(p, loop) ?? Number.NaN, 3),
   target,
   met,
 });
@@ -96,16 +103,23 @@ export function syncFigures(r: SyncBenchResult): BenchFigure[] {
     full: r.full,
     bareUndici: r.bareUndici,
     bareLoop: r.bareLoop,
+    ...(r.bareFetch === undefined ? {} : { bareFetch: r.bareFetch, fetchRatio: r.loopbackFetchRatio! }),
   };
+  const cpuRatios = { undici: r.cpuRatio, client: r.cpuClientRatio, fetch: r.cpuFetchRatio };
   const cpuFigure = (loop: Loop, target = '-', met: boolean | null = null): BenchFigure => ({
     bench: 'sync',
     figure: `CPU per profile of the sync process, no latency${suffix(loop)}`,
     value: `${r.full.cpuUsPerProfile} µs`,
-    baseline: `bare ${loop} loop ${(loop === 'undici' ? r.bareUndici : r.bareLoop).cpuUsPerProfile} µs`,
-    ratio: fmt(loop === 'undici' ? r.cpuRatio : r.cpuClientRatio),
+    baseline: `bare ${loop} loop ${baselineOf(loopbackPoint, loop)?.cpuUsPerProfile ?? '–'} µs`,
+    ratio: fmt(cpuRatios[loop] ?? Number.NaN),
     target,
     met,
   });
+  // The bare fetch loop's figures, at the points that ran it (results before 2026-11-30 have none).
+  const fetchFigures: BenchFigure[] = [
+    ...(r.remoteHigh.bareFetch ? [rateFigure(r.remoteHigh, r.remoteHigh, 'fetch')] : []),
+    ...(r.bareFetch ? [rateFigure(r, loopbackPoint, 'fetch'), cpuFigure('fetch')] : []),
+  ];
   /** The bare undici loop plus `insertsUs` of plain INSERTs: a floor under the CPU figure. */
   const floorFigure = (figure: string, insertsUs: number, ratio: number): BenchFigure => ({
     bench: 'sync',
@@ -135,6 +149,7 @@ export function syncFigures(r: SyncBenchResult): BenchFigure[] {
     },
     cpuFigure('undici', '≤ 2.5', r.meetsTargets.cpuRatio),
     cpuFigure('client'),
+    ...fetchFigures,
     ...(r.spellings
       ? [
           spellingFigure(r.spellings.canonical, SERVED_CANONICAL),
@@ -313,6 +328,7 @@ export function syncNotes(r: SyncBenchResult): string[] {
         .join(', ') +
       '. ' +
       'In the before/after table at the end of this page, the older sync ratios were against the client loop. ' +
+      fetchLoopNote(r) +
       baselineRunsNote(r) +
       roundsNote(r) +
       simulatorSpeedNote(r),
@@ -592,9 +608,54 @@ function inShortNote(r: SyncBenchResult): string[] {
       'simulator, the rate is set by the CPU per profile. Where the service is not on this machine, the ' +
       `sync keeps ${fmt(r.remote.ratio, 3)} and ${fmt(r.remoteHigh.ratio, 3)} of the bare loop's rate ` +
       `(service ${r.remote.latencyMs} ms away, concurrency ${r.concurrency} and ${r.remoteHigh.concurrency}), ` +
-      'both targets met. The notes below give the measurements: the floor rows of the table, where the ' +
+      'both targets met. ' +
+      fetchLoopSentence(r) +
+      'The notes below give the measurements: the floor rows of the table, where the ' +
       "sync's CPU goes, and each change tried, kept or not.",
   ];
+}
+
+/** How the bare fetch loop is run, and what it cost by hand, for the note on the baselines. */
+function fetchLoopNote(r: SyncBenchResult): string {
+  return (
+    'The bare fetch loop (bench/bare-fetch-loop.ts) is the same loop sending each request with ' +
+    "Node's built-in `fetch` and parsing it with `response.json()`, on plain `node`; it runs once, after " +
+    `the client loop, on loopback and at ${r.remoteHigh.latencyMs} ms and concurrency ${r.remoteHigh.concurrency} ` +
+    '(since 2026-11-30), and no target is judged against it' +
+    (r.bareFetch
+      ? `; in this run it cost ${r.bareFetch.cpuUsPerProfile} µs of CPU per profile with no latency. `
+      : '. ') +
+    'Measured by hand on 2026-11-30 from 03:08Z (an ad hoc script doing what the two loops do, 100,000 ' +
+    'domains on loopback, concurrency 8, two alternating rounds): on Node 24.21.0 the fetch loop made ' +
+    '6,040 and 6,252 profiles/s at 182 and 177 µs of CPU per profile, the undici loop 17,118 and 15,597 ' +
+    'profiles/s at 51 and 58 µs; on Node 20.20.2 with undici 6, 4,262 and 4,253 profiles/s at 259 and ' +
+    '262 µs against 15,247 and 12,377 profiles/s at 62 and 76 µs. '
+  );
+}
+
+/**
+ * The sync against the bare fetch loop (bench/bare-fetch-loop.ts), for the note "In short": empty
+ * for results before 2026-11-30, which have no such loop.
+ */
+function fetchLoopSentence(r: SyncBenchResult): string {
+  const fetchLoop = r.bareFetch;
+  if (fetchLoop === undefined || r.loopbackFetchRatio === undefined) return '';
+  const high = r.remoteHigh;
+  return (
+    "Against the same loop written with Node's built-in `fetch` (bench/bare-fetch-loop.ts), the way " +
+    'most scripts call an HTTP API with nothing installed, the sync keeps ' +
+    `${fmt(r.loopbackFetchRatio, 3)} of its rate on loopback (${r.full.profilesPerSecond} against ` +
+    `${fetchLoop.profilesPerSecond} profiles/s) at ${fmt(r.cpuFetchRatio)}× its CPU per profile ` +
+    `(${r.full.cpuUsPerProfile} against ${fetchLoop.cpuUsPerProfile} µs)` +
+    (high.bareFetch && high.fetchRatio !== undefined
+      ? `, and ${fmt(high.fetchRatio, 3)} of its rate with the service ${high.latencyMs} ms away at ` +
+        `concurrency ${high.concurrency}`
+      : '') +
+    ': a hand-written loop that keeps nothing, if it uses `fetch`, ' +
+    (r.loopbackFetchRatio >= 1
+      ? 'is no faster than the sync. '
+      : `is ${fmt(1 / r.loopbackFetchRatio)}× as fast as the sync on loopback. `)
+  );
 }
 
 function latencyTargets<P>(r: LatencyTargets<P>): Array<{ name: string; point: P }> {

@@ -8,7 +8,10 @@
  *     and at {@link HIGH_CONCURRENCY}, and also reported with no latency at all (target ≥ 0.5)
  *     and at 2 and 5 ms (on a smaller catalogue). Each point also runs a bare client loop (our
  *     own client, responses validated, nothing written), reported beside it: what the client
- *     alone costs. Before 2026-11-26 the client loop was the baseline of the targets; it costs
+ *     alone costs. The loopback point and the one at concurrency {@link HIGH_CONCURRENCY} also run a
+ *     bare fetch loop once (bench/bare-fetch-loop.ts: Node's built-in `fetch`), reported beside
+ *     them: what a script written without a library costs. Before 2026-11-26 the client loop was
+ *     the baseline of the targets; it costs
  *     more CPU per profile than the undici loop, which flattered the CPU ratio and the CPU-bound
  *     loopback one (at concurrency 32 with latency it was the faster of the two). The undici loop
  *     runs right before and right after the sync at each point (the client loop after both), and
@@ -113,6 +116,16 @@ export interface LatencyPoint {
   /** full / bare client loop profiles per second. */
   clientRatio: number;
   /**
+   * The bare fetch loop (bench/bare-fetch-loop.ts: Node's built-in `fetch`), run once after the
+   * others at the points that ask for it (loopback and concurrency {@link HIGH_CONCURRENCY} at
+   * {@link SERVICE_LATENCY_MS} ms, since 2026-11-30); reported beside the targets, not judged.
+   */
+  bareFetch?: RateFigures;
+  /** full (the median round's sync) / bare fetch loop profiles per second. */
+  fetchRatio?: number;
+  /** The same sync's CPU per profile / the bare fetch loop's. */
+  fetchCpuRatio?: number;
+  /**
    * When the point was measured in more than one round (the target points, {@link TARGET_ROUNDS}):
    * each round, in the order run. The figures above are those of the round with the median ratio.
    */
@@ -160,6 +173,12 @@ export interface SyncBenchResult {
   bareUndiciRuns: [number, number];
   /** The bare client loop with no latency. */
   bareLoop: RateFigures;
+  /** The bare fetch loop with no latency (see {@link LatencyPoint.bareFetch}); absent before 2026-11-30. */
+  bareFetch?: RateFigures;
+  /** full / bare fetch loop with no latency. */
+  loopbackFetchRatio?: number;
+  /** CPU per profile of the sync process / the bare fetch loop's, no latency. */
+  cpuFetchRatio?: number;
   /** Cores of this machine: the simulator and the measured process share them. */
   cores: number;
   /** full / bare undici loop with no latency. */
@@ -289,6 +308,9 @@ const SYNC_CHILD: ChildProgram = { script: 'sync-child.js', nodeOptions: CLI_NOD
 /** bench/bare-undici-loop.ts, on plain `node`, as a hand-written script would run. */
 const BARE_UNDICI_CHILD: ChildProgram = { script: 'bare-undici-loop.js', nodeOptions: [] };
 
+/** bench/bare-fetch-loop.ts (Node's built-in `fetch`), on plain `node` too. */
+const BARE_FETCH_CHILD: ChildProgram = { script: 'bare-fetch-loop.js', nodeOptions: [] };
+
 /** Runs one measured job in a child process of `program`. */
 function runChild(job: Record<string, unknown>, program: ChildProgram = SYNC_CHILD): Promise<ChildOutput> {
   flushDirtyPages();
@@ -333,7 +355,8 @@ async function withLatency<T>(sim: RunningSimulator, latencyMs: number, work: ()
 
 /**
  * With the service `latencyMs` away: `rounds` times the bare undici loop, a full sync into an
- * empty mirror and the undici loop again, then the bare client loop once. The point's figures are
+ * empty mirror and the undici loop again, then the bare client loop once, and with `withFetchLoop`
+ * the bare fetch loop once after it. The point's figures are
  * those of the round with the median ratio, whose mirror is left in `syncDir` for a later run;
  * `fullMaxRssMb` is the highest peak RSS of any round's sync.
  */
@@ -344,6 +367,7 @@ async function measureAtLatency(
   dir: string,
   concurrency: number,
   rounds = 1,
+  withFetchLoop = false,
 ): Promise<{ point: LatencyPoint; syncDir: string; fullMaxRssMb: number }> {
   return withLatency(sim, latencyMs, async () => {
     const base = { baseUrl: sim.baseUrl, apiKey: sim.apiKey, concurrency };
@@ -383,6 +407,7 @@ async function measureAtLatency(
       mode: 'bare-loop',
       dir: await mkdtemp(join(dir, `bare-${latencyMs}ms-`)),
     });
+    const bareFetch = withFetchLoop ? rateFigures(await runChild(base, BARE_FETCH_CHILD)) : undefined;
     const median = [...measured].sort((a, b) => a.round.ratio - b.round.ratio)[Math.floor(rounds / 2)]!;
     // Only the median round's mirror is kept (each is hundreds of MB).
     for (const m of measured) if (m !== median) await rm(m.syncDir, { recursive: true, force: true });
@@ -396,6 +421,13 @@ async function measureAtLatency(
         bareLoop: rateFigures(bare),
         ratio: median.round.ratio,
         clientRatio: round(rateOf(median.full) / rateOf(bare), 3),
+        ...(bareFetch === undefined
+          ? {}
+          : {
+              bareFetch,
+              fetchRatio: round(rateOf(median.full) / bareFetch.profilesPerSecond, 3),
+              fetchCpuRatio: round(median.sync.cpuUsPerProfile / bareFetch.cpuUsPerProfile, 2),
+            }),
         ...(rounds > 1 ? { rounds: measured.map((m) => m.round) } : {}),
       },
       syncDir: median.syncDir,
@@ -476,7 +508,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       point: loopback,
       syncDir,
       fullMaxRssMb,
-    } = await measureAtLatency(sim, 0, domains, dir, concurrency, TARGET_ROUNDS);
+    } = await measureAtLatency(sim, 0, domains, dir, concurrency, TARGET_ROUNDS, true);
 
     sim.control.advanceClock(86_400_000);
     const all = sim.control.truth.listDomains();
@@ -504,6 +536,7 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       dir,
       HIGH_CONCURRENCY,
       TARGET_ROUNDS,
+      true,
     );
     const remoteHigh = { ...high.point, concurrency: HIGH_CONCURRENCY };
     const sweep: LatencyPoint[] = [];
@@ -585,6 +618,13 @@ export async function runSyncBench(options: SyncBenchOptions = {}): Promise<Sync
       bareUndici: loopback.bareUndici,
       bareUndiciRuns: loopback.bareUndiciRuns,
       bareLoop: loopback.bareLoop,
+      ...(loopback.bareFetch === undefined
+        ? {}
+        : {
+            bareFetch: loopback.bareFetch,
+            loopbackFetchRatio: loopback.fetchRatio!,
+            cpuFetchRatio: loopback.fetchCpuRatio!,
+          }),
       cores: availableParallelism(),
       loopbackRatio: loopback.ratio,
       loopbackClientRatio: loopback.clientRatio,
