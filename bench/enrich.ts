@@ -238,6 +238,19 @@ export function benchFigures(result: EnrichBenchResult): Array<Omit<BenchFigure,
   ]);
 }
 
+/**
+ * Notes under the enrich figures: the plan at a realistic size, measured by hand (the bench's
+ * catalogue is 200 domains).
+ */
+export function benchNotes(): string[] {
+  return [
+    'The plan at a realistic size, measured by hand (2026-11-30, 03:03Z, GNU time): `domain-sync enrich ' +
+      '--dry-run`, which reads the stale domains from the mirror, orders them and fits them to the budget, on a ' +
+      "mirror of 100,000 domains made by the CLI's full sync (89,996 of them stale), took 0.77 s with a budget " +
+      'of 100, 0.60 s with 100,000, and 0.59 s with 100,000 and `--json`, at a peak RSS of 146 MiB each time.',
+  ];
+}
+
 // Executed directly: `node dist/bench/enrich.js` runs the bench and prints its JSON.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   process.stdout.write(`${JSON.stringify(await runEnrichBench(), null, 2)}\n`);

@@ -150,4 +150,12 @@ const LARGE_MIRROR_CHECK =
   'process): a mirror of 1,000,000 domains made that night by the full sync of the CLI as it is now ' +
   '(3.7 GB: it keeps less per profile since migration 0010), two alternating pairs, took 75.7 and 81.3 s ' +
   '(94.0 and 101.4 s of CPU) at a peak RSS of 476 and 484 MB, against 78.7 and 103.4 s (103.0 and ' +
-  '132.3 s of CPU) at 398 MB with the 8 MB of before: under 512 MB still, with less room.';
+  '132.3 s of CPU) at 398 MB with the 8 MB of before: under 512 MB still, with less room. ' +
+  'Semi-spaces of 16 MB are no middle ground: on another mirror of 1,000,000 domains made the same way ' +
+  "(2026-11-30, 03:12–03:19Z, GNU time, the shebang's options, two alternating pairs), 16 MB peaked at " +
+  '489 and 487 MB (68.7 and 71.2 s) against 470 and 496 MB with 32 MB (77.9 and 73.7 s). Under ' +
+  "`--trace-gc` such a run's V8 heap was at most 262 MB committed, and V8 reported up to 108 MB of " +
+  'freed pages pooled for reuse; the rest of the peak is outside the heap and was not split further. ' +
+  'Two malloc arenas (`MALLOC_ARENA_MAX=2`) peaked at 484 MB, V8 given one helper thread ' +
+  '(`--v8-pool-size=1`) at 478 MB: neither is the cause. The peak grows far slower than the mirror: ' +
+  '412–422 MB at 100,000 domains (above), 470–496 MB at 1,000,000.';

@@ -654,7 +654,9 @@ function fetchLoopSentence(r: SyncBenchResult): string {
     ': a hand-written loop that keeps nothing, if it uses `fetch`, ' +
     (r.loopbackFetchRatio >= 1
       ? 'is no faster than the sync. '
-      : `is ${fmt(1 / r.loopbackFetchRatio)}× as fast as the sync on loopback. `)
+      : r.loopbackFetchRatio >= 0.95
+        ? "runs at about the sync's rate on loopback. "
+        : `is ${fmt(1 / r.loopbackFetchRatio)}× as fast as the sync on loopback. `)
   );
 }
 
