@@ -44,10 +44,8 @@ export const CLI_SEMI_SPACE_MB = 8;
 
 /**
  * The semi-space size, in MB, that `snapshot` lets the young generation grow to: each row group
- * it buffers (100,000 rows) outlives many collections of a small young generation. A snapshot of a
- * 100,000-domain mirror (1.1 million rows) took 7.2–8.4 s at a peak RSS of 410–425 MB with 32 MB
- * semi-spaces, against 8.2–12.7 s and 339–352 MB with 8 MB and 6.9–7.3 s and 514–534 MB with
- * V8's own sizing on a 24 GiB machine (alternating runs, 2026-11-30).
+ * it buffers (100,000 rows) outlives many collections of a small young generation. Against 8 MB
+ * it takes less time and CPU for more memory (figures: docs/operations.md, "Speed and memory").
  */
 export const SNAPSHOT_SEMI_SPACE_MB = 32;
 
@@ -100,9 +98,9 @@ const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]spac
  * half the cap, and back to 1 above that: it ends between half the cap and the cap. The notices
  * of the collections come on the event loop, so a command that allocates for long without
  * turning it can grow past this cap (not past V8's own); the sync and the export load turn it
- * all the time. On a 24 GiB machine a full sync of 100,000 domains peaked at 247–248 MB RSS
- * started through node with this cap, 366–370 MB with none, 243–260 MB with the cap of 8 MB that
- * the shebang gave until 2026-11-30 (docs/operations.md, "Speed and memory").
+ * all the time. Started through node on a 24 GiB machine, a full sync peaks at about the RSS it
+ * has under the shebang with this cap, and about 120 MB higher with none (figures:
+ * docs/operations.md, "Speed and memory").
  *
  * Does nothing, and returns false, when node was started with a size or growth factor for the
  * young generation other than the shebang's (an operator's choice, which V8 then enforces). The
