@@ -1282,7 +1282,18 @@ const SYNC_KEY_ORDER_NOTE =
   '2026-11-29 10:48Z; the bare undici loop 70–81 µs). Nor the response check on the writer thread: ' +
   "the same syncs with the writer taking each body's `data` unchecked (no zod schema; the store's own " +
   'conversions still check every value) used 247–302 µs of CPU per profile against 246–296 µs with the ' +
-  'check (three alternating rounds, 10:55Z; the bare undici loop 67–80 µs).';
+  'check (three alternating rounds, 10:55Z; the bare undici loop 67–80 µs). ' +
+  "Nor would setting the tables' keys aside reach it, measured by hand on 2026-11-30 from 05:25Z (AMD EPYC, 2 cores, alternating " +
+  'rounds; plain prepared INSERTs of the rows a full sync of 100,000 domains left in the four profile ' +
+  'tables, in listing order, committed every 4,000 profiles, the secondary indexes left out): with each ' +
+  "table's primary key kept up to date row by row they took 63 and 66 µs per profile; into the same " +
+  'tables with no key, and a unique index on the key built after the load, 43 and 43, the builds ' +
+  "included. With the contract's columns alone, 54–57 against 33–35 (three rounds); on those, a 128 MiB page " +
+  'cache instead of 16 MiB took the keyed load only to 50 and 51, and loading keyless tables then ' +
+  'copying them in key order into keyed ones to 46 and 50. So building the keys after a first load, ' +
+  "the last lever on the writer's SQLite time, is worth about 20 µs per profile, under a tenth of the " +
+  "sync's CPU, and it would make each key a unique index instead of the table's primary key (which " +
+  'anyone reading the schema sees, and which every existing mirror would be rebuilt for): not made.';
 
 /** The modules a sync loads at start, changed on 2026-11-29 (measured by hand). */
 const SYNC_START_UP_NOTE =
