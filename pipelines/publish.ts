@@ -10,7 +10,7 @@ import {
 import { redactText } from '../src/log/redact.js';
 import { openPublishReader, type PublishTable } from '../src/mirror/store/publish.js';
 import { getSyncState, setSyncState } from '../src/mirror/store/sync-state.js';
-import type { ProgressTask } from '../src/runtime/progress.js';
+import { throttledProgressLog, type ProgressTask } from '../src/runtime/progress.js';
 import { errorCode, runPipeline } from '../src/runtime/run.js';
 import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { ItemFailure, RunResult } from '../src/runtime/run-result.js';
@@ -175,6 +175,10 @@ async function publishOne(
   const logger = ctx.logger.child({ destination: settings.destination });
   const progress = new Map<string, ProgressTask>();
   const pending = new Map<string, number>();
+  // Where no bar shows it (a cron job's log): a first publish of a large mirror runs for minutes.
+  const progressLog = throttledProgressLog(logger, ctx.clock);
+  /** Each table's rows to send (this attempt) and sent so far. */
+  const sent = new Map<string, { rows: number; of: number }>();
   try {
     const result = await publishToPostgres({
       settings,
@@ -190,8 +194,14 @@ async function publishOne(
         // A retry starts the tables over: a fresh bar rather than one past its total.
         progress.get(table)?.done();
         progress.set(table, ctx.progress.task(`${settings.destination}.${table}`, rows, 'rows'));
+        sent.set(table, { rows: 0, of: rows });
       },
       onRows: (table, rows) => {
+        const counted = sent.get(table);
+        if (counted !== undefined) {
+          counted.rows += rows;
+          progressLog('publish progress', { table, rows: counted.rows, of: counted.of });
+        }
         const total = (pending.get(table) ?? 0) + rows;
         if (total >= PROGRESS_EVERY_ROWS) {
           progress.get(table)?.increment(total);

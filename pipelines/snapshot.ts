@@ -1,6 +1,6 @@
 import { describeTable, iterateTableRowArrays, tableRowCount } from '../src/mirror/store/snapshot.js';
 import type { SnapshotTable } from '../src/mirror/store/snapshot.js';
-import type { ProgressTask } from '../src/runtime/progress.js';
+import { throttledProgressLog, type ProgressTask } from '../src/runtime/progress.js';
 import { runPipeline } from '../src/runtime/run.js';
 import type { MirrorRunContext } from '../src/runtime/run.js';
 import type { RunResult } from '../src/runtime/run-result.js';
@@ -95,6 +95,8 @@ export async function snapshotPipeline(
     PIPELINE,
     async ({ id, ctx: runCtx }) => {
       const progress = new Map<SnapshotTable, ProgressTask>();
+      // Where no bar shows it (a cron job's log), a large mirror's snapshot is long silent work.
+      const progressLog = throttledProgressLog(runCtx.logger, runCtx.clock);
       /** Size and SHA-256 of each file this run wrote, from the writer: an upload need not hash them. */
       const written = new Map<string, { bytes: number; sha256: string }>();
       const inputs = tables.map((table) => {
@@ -106,6 +108,7 @@ export async function snapshotPipeline(
           rows: countRows(
             iterateTableRowArrays(runCtx.mirror, table, { batchSize: options.batchSize, jsonAsBytes: true }),
             progress.get(table)!,
+            (rows) => progressLog('snapshot progress', { table, rows, of: rowCount }),
           ),
           rowCount,
         };
@@ -122,15 +125,18 @@ export async function snapshotPipeline(
           clock: runCtx.clock,
           logger: runCtx.logger,
           signal: runCtx.signal,
+          onTableWritten: (table) => {
+            runCtx.logger.info('snapshot table written', {
+              table: table.table,
+              rows: table.rows,
+              bytes: table.bytes,
+              path: table.path,
+            });
+          },
         });
         for (const table of result.tables) {
           written.set(table.table, { bytes: table.bytes, sha256: table.sha256 });
           stats.tables[table.table] = { rows: table.rows, bytes: table.bytes };
-          runCtx.logger.info('snapshot table written', {
-            table: table.table,
-            rows: table.rows,
-            bytes: table.bytes,
-          });
         }
         stats.manifestPath = result.manifestPath;
         stats.removedPartitions = result.removed.map((r) => `${r.table}/snapshot_date=${r.snapshotDate}`);
@@ -163,14 +169,24 @@ export async function snapshotPipeline(
   );
 }
 
-/** Passes rows through, advancing the table's progress bar every {@link PROGRESS_EVERY_ROWS} rows. */
-function* countRows<T>(rows: Iterable<T>, task: ProgressTask): Generator<T, void, undefined> {
+/**
+ * Passes rows through, advancing the table's progress bar and telling `onRows` how many rows have
+ * passed every {@link PROGRESS_EVERY_ROWS} rows.
+ */
+function* countRows<T>(
+  rows: Iterable<T>,
+  task: ProgressTask,
+  onRows: (rows: number) => void,
+): Generator<T, void, undefined> {
   let pending = 0;
+  let passed = 0;
   for (const row of rows) {
     yield row;
     if (++pending === PROGRESS_EVERY_ROWS) {
       task.increment(pending);
+      passed += pending;
       pending = 0;
+      onRows(passed);
     }
   }
   task.increment(pending);

@@ -9,6 +9,7 @@ import { textCheckExport } from '../src/mirror/profile-writer.js';
 import type { ProfileWriter, ProfileWriterOptions, WriterFailure } from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
+import { PROGRESS_LOG_INTERVAL_MS } from '../src/runtime/progress.js';
 import { TaskQueue } from '../src/runtime/queue.js';
 import { buildIndexesSetAside, errorCode, runPipeline, runStatusForError } from '../src/runtime/run.js';
 import type { RunContext } from '../src/runtime/run-context.js';
@@ -62,7 +63,6 @@ export interface SyncStats extends FirstLoad {
 }
 
 const PIPELINE = 'sync';
-const PROGRESS_LOG_INTERVAL_MS = 5_000;
 /** Profiles due from earlier runs read from the mirror at a time: a listing page's worth. */
 const DUE_PAGE = 500;
 /** Profiles per write request to the mirror writer thread, by default. */

@@ -9,6 +9,7 @@ import {
   upsertExport,
 } from '../../src/mirror/store/exports.js';
 import type { ExportRecord } from '../../src/mirror/store/exports.js';
+import { throttledProgressLog } from '../../src/runtime/progress.js';
 import { errorCode, runPipeline } from '../../src/runtime/run.js';
 import type { RunContext } from '../../src/runtime/run-context.js';
 import type { RunResult } from '../../src/runtime/run-result.js';
@@ -49,7 +50,6 @@ import { newExportStats, type ExportOptions, type ExportScope, type ExportStats 
  */
 
 const PIPELINE = 'export';
-const PROGRESS_LOG_INTERVAL_MS = 5_000;
 
 /**
  * `export`: creates (or resumes) a bulk export with the given parameters, polls it until
@@ -125,18 +125,12 @@ class ExportRun {
     this.filters = options.filters;
     this.format = options.format;
     this.fields = options.fields === undefined ? undefined : [...options.fields];
-    let lastProgressLogMs = 0;
     this.scope = {
       ctx,
       runId,
       stats,
       now: () => this.now(),
-      progressLog: (message, fields) => {
-        const now = ctx.clock();
-        if (now - lastProgressLogMs < PROGRESS_LOG_INTERVAL_MS) return;
-        lastProgressLogMs = now;
-        ctx.logger.info(message, fields);
-      },
+      progressLog: throttledProgressLog(ctx.logger, ctx.clock),
     };
   }
 

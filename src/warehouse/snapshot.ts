@@ -82,12 +82,14 @@ export interface WriteSnapshotOptions {
    */
   clock?: Clock;
   /**
-   * Where progress and warnings go.
+   * Where warnings and retention removals go (each table written: `onTableWritten`).
    * @default noopLogger
    */
   logger?: Logger;
   /** Stops the snapshot between (and inside) tables; files already renamed stay. */
   signal?: AbortSignal;
+  /** Called as each table's file is in place, before the next table starts. */
+  onTableWritten?: (table: SnapshotTableResult) => void;
 }
 
 /** One table written by {@link writeSnapshot}. */
@@ -192,20 +194,16 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
           written: result.rows,
         });
       }
-      logger.debug('snapshot table written', {
-        table: input.table,
-        rows: result.rows,
-        bytes: result.bytes,
-        path,
-      });
-      written.push({
+      const table: SnapshotTableResult = {
         table: input.table,
         path,
         rows: result.rows,
         bytes: result.bytes,
         rowGroups: result.rowGroups,
         sha256: result.sha256,
-      });
+      };
+      written.push(table);
+      options.onTableWritten?.(table);
       entries[input.table] = {
         path: relative(dir, path).split(sep).join('/'),
         rows: result.rows,

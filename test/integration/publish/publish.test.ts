@@ -180,6 +180,12 @@ describe('publish to PostgreSQL', () => {
     const f = destinationSummary(full);
     const mirrorDomains = queryMirror<{ n: number }>(ws.dbPath, 'SELECT count(*) AS n FROM domains')[0]!.n;
     expect(f.tables.domains).toEqual({ rows: mirrorDomains, mode: 'full', written: 0 });
+    // Its log says how far it has got (at most every 5 s; the first time at once).
+    const progress = full.events.filter((e) => e.msg === 'publish progress');
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress[0]).toMatchObject({ destination: 'warehouse', table: 'domains', of: mirrorDomains });
+    expect(Number(progress[0]!.rows)).toBeGreaterThan(0);
+    expect(Number(progress[0]!.rows)).toBeLessThanOrEqual(mirrorDomains);
     await expectDestinationEqualsMirror(pg, ws, { skipPipelineRunIds: [Number(summaryOf(full)?.runId)] });
   });
 

@@ -10,7 +10,8 @@ import { noopProgress } from '../../../src/runtime/progress.js';
 import { openRunContext } from '../../../src/runtime/run-context.js';
 import type { MirrorRunContext } from '../../../src/runtime/run.js';
 import type { Config } from '../../../src/config/config.js';
-import { noopLogger } from '../../../src/log/logger.js';
+import { MemoryLogger, noopLogger } from '../../../src/log/logger.js';
+import type { Logger } from '../../../src/log/logger.js';
 import { utcDate } from '../../../src/warehouse/index.js';
 import type { SnapshotManifest } from '../../../src/warehouse/index.js';
 import { duckdbQuery, readParquet, sqlString } from '../../helpers/read-parquet.js';
@@ -67,19 +68,20 @@ async function snapshot(out: string, ...extra: string[]) {
   );
 }
 
-/** A mirror-only context on the fixture's mirror, with a chosen clock and config. */
+/** A mirror-only context on the fixture's mirror, with a chosen clock (a time, or a function) and config. */
 async function mirrorContext(
-  clockMs: number,
+  clock: number | (() => number),
   config: Config = fx.config,
+  logger: Logger = noopLogger,
 ): Promise<MirrorRunContext & { close(): Promise<void> }> {
   const mirror = await openMirror(fx.mirrorPath);
   return {
     config,
     mirror,
-    logger: noopLogger,
+    logger,
     signal: new AbortController().signal,
     progress: noopProgress,
-    clock: () => clockMs,
+    clock: typeof clock === 'number' ? () => clock : clock,
     close: () => mirror.close(),
   };
 }
@@ -201,6 +203,41 @@ describe('snapshot through the CLI, read back with DuckDB', () => {
       { snapshot_date: yesterday.stats.snapshotDate, licences },
       { snapshot_date: todayDate, licences },
     ]);
+  });
+
+  it('logs its progress where no bar shows it: rows so far every 5 s of its clock, and each table as its file is in place', async () => {
+    const out = join(fx.dir, 'snap-progress');
+    const logger = new MemoryLogger();
+    // Six seconds pass on each reading of the clock, so every chance to log progress is taken.
+    let now = Date.parse('2026-11-30T00:00:00.000Z');
+    const ctx = await mirrorContext(() => (now += 6_000), fx.config, logger);
+    const run = await snapshotPipeline(ctx, { outDir: out });
+    await ctx.close();
+    expect(run.status).toBe('done');
+
+    const events = logger.events.filter(
+      (e) => e.msg === 'snapshot progress' || e.msg === 'snapshot table written',
+    );
+    // Each table: its progress lines (one per 1,000 rows read, counting up to at most its rows),
+    // then the line that says it is written, before the next table's first line.
+    const order = events.map((e) => `${String(e.fields.table)} ${e.msg}`);
+    const tablesInOrder = [...new Set(events.map((e) => String(e.fields.table)))];
+    expect(tablesInOrder).toEqual([...SNAPSHOT_TABLES]);
+    let logged = 0;
+    for (const table of SNAPSHOT_TABLES) {
+      const rows = queryMirrorExact(fx.mirrorPath, `SELECT count(*) AS n FROM "${table}"`)[0]!.n as bigint;
+      const mine = events.filter((e) => e.fields.table === table);
+      const progress = mine.filter((e) => e.msg === 'snapshot progress');
+      expect(progress.map((e) => e.fields.rows)).toEqual(
+        Array.from({ length: Math.floor(Number(rows) / 1_000) }, (_, i) => (i + 1) * 1_000),
+      );
+      for (const e of progress) expect(e.fields.of).toBe(Number(rows));
+      expect(mine.at(-1)).toMatchObject({ msg: 'snapshot table written', fields: { rows: Number(rows) } });
+      expect(order.slice(logged, logged + mine.length)).toEqual(mine.map((e) => `${table} ${e.msg}`));
+      logged += mine.length;
+    }
+    // The fixture has tables of more than 1,000 rows, so progress lines were logged at all.
+    expect(events.some((e) => e.msg === 'snapshot progress')).toBe(true);
   });
 
   it('--tables writes only the chosen tables; an unknown name is exit 2 naming it and the valid tables', async () => {
