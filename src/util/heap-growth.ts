@@ -100,9 +100,9 @@ const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]spac
  * turning it can grow past this cap (not past V8's own); the sync and the export load turn it
  * all the time. How long is too long depends on the machine's load: on 2 busy cores, 60,000 small
  * objects made between two turns were once enough for two collections to grow it before a notice
- * (test/integration/cli/young-generation-child.ts). Started through node on a 24 GiB machine, a full sync peaks at about the RSS it
- * has under the shebang with this cap, and about 120 MB higher with none (figures:
- * docs/operations.md, "Speed and memory").
+ * (test/integration/cli/young-generation-child.ts). Started through node on a 24 GiB machine, a
+ * full sync peaks at about the RSS it has under the shebang with this cap, and about 120 MB
+ * higher with none (figures: docs/operations.md, "Speed and memory").
  *
  * Does nothing, and returns false, when node was started with a size or growth factor for the
  * young generation other than the shebang's (an operator's choice, which V8 then enforces). The
