@@ -173,12 +173,13 @@ async function publishOne(
   env: PostgresEnv,
 ): Promise<DestinationPublishStats> {
   const logger = ctx.logger.child({ destination: settings.destination });
-  const progress = new Map<string, ProgressTask>();
-  const pending = new Map<string, number>();
+  /**
+   * Each table's progress in this attempt: its bar, the rows sent (`of` its rows to send) and
+   * those not yet added to the bar.
+   */
+  const progress = new Map<string, { task: ProgressTask; sent: number; of: number; unshown: number }>();
   // Where no bar shows it (a cron job's log): a first publish of a large mirror runs for minutes.
   const progressLog = throttledProgressLog(logger, ctx.clock);
-  /** Each table's rows to send (this attempt) and sent so far. */
-  const sent = new Map<string, { rows: number; of: number }>();
   try {
     const result = await publishToPostgres({
       settings,
@@ -192,25 +193,24 @@ async function publishOne(
       now: ctx.clock,
       onTableStart: (table, rows) => {
         // A retry starts the tables over: a fresh bar rather than one past its total.
-        progress.get(table)?.done();
-        progress.set(table, ctx.progress.task(`${settings.destination}.${table}`, rows, 'rows'));
-        sent.set(table, { rows: 0, of: rows });
+        progress.get(table)?.task.done();
+        const task = ctx.progress.task(`${settings.destination}.${table}`, rows, 'rows');
+        progress.set(table, { task, sent: 0, of: rows, unshown: 0 });
       },
       onRows: (table, rows) => {
-        const counted = sent.get(table);
-        if (counted !== undefined) {
-          counted.rows += rows;
-          progressLog('publish progress', { table, rows: counted.rows, of: counted.of });
+        const state = progress.get(table);
+        if (state === undefined) return;
+        state.sent += rows;
+        progressLog('publish progress', { table, rows: state.sent, of: state.of });
+        state.unshown += rows;
+        if (state.unshown >= PROGRESS_EVERY_ROWS) {
+          state.task.increment(state.unshown);
+          state.unshown = 0;
         }
-        const total = (pending.get(table) ?? 0) + rows;
-        if (total >= PROGRESS_EVERY_ROWS) {
-          progress.get(table)?.increment(total);
-          pending.set(table, 0);
-        } else pending.set(table, total);
       },
     });
-    for (const [table, task] of progress) {
-      task.increment(pending.get(table) ?? 0);
+    for (const { task, unshown } of progress.values()) {
+      task.increment(unshown);
       task.done();
     }
     const rows = Object.values(result.tables).reduce((sum, t) => sum + t.rows, 0);
@@ -245,7 +245,7 @@ async function publishOne(
       attempts: result.attempts,
     };
   } catch (error) {
-    for (const task of progress.values()) task.done();
+    for (const { task } of progress.values()) task.done();
     const code = errorCode(error);
     const message = redactText(error instanceof Error ? error.message : String(error));
     logger.error('publish failed', { code, error: message });

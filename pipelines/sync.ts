@@ -9,7 +9,7 @@ import { textCheckExport } from '../src/mirror/profile-writer.js';
 import type { ProfileWriter, ProfileWriterOptions, WriterFailure } from '../src/mirror/profile-writer.js';
 import { listedDomainCount, listProfilesDue } from '../src/mirror/store/profiles-due.js';
 import { getSyncState, scopeKeyFor, setSyncState } from '../src/mirror/store/sync-state.js';
-import { PROGRESS_LOG_INTERVAL_MS } from '../src/runtime/progress.js';
+import { PROGRESS_LOG_INTERVAL_MS, progressCadence } from '../src/runtime/progress.js';
 import { TaskQueue } from '../src/runtime/queue.js';
 import { buildIndexesSetAside, errorCode, runPipeline, runStatusForError } from '../src/runtime/run.js';
 import type { RunContext } from '../src/runtime/run-context.js';
@@ -160,7 +160,8 @@ class SyncRun {
   private readonly queued = new FingerprintSet();
   /** Domains fetched again because the writer could not read their body, and how often. */
   private readonly refetches = new Map<string, number>();
-  private lastProgressLogMs: number;
+  /** When to log progress (and save the run's stats): every few seconds from the start. */
+  private readonly progressDue: () => boolean;
   private maxListedEnrichedAt: string | null = null;
   /** Set when the service stops us (401): no new work, finish and report. */
   private stopError: unknown;
@@ -195,7 +196,7 @@ class SyncRun {
     });
     const concurrency = options.concurrency ?? ctx.config.sync.concurrency ?? ctx.config.api.concurrency;
     this.queue = new TaskQueue({ concurrency, maxWaiting: Math.max(concurrency * 4, this.perPage) });
-    this.lastProgressLogMs = ctx.clock();
+    this.progressDue = progressCadence(ctx.clock, PROGRESS_LOG_INTERVAL_MS, ctx.clock());
     this.pagesTask = ctx.progress.task('pages', 0, 'pages');
     this.profilesTask = ctx.progress.task('profiles', 0, 'profiles');
   }
@@ -467,9 +468,7 @@ class SyncRun {
   }
 
   private maybeLogProgress(): void {
-    const now = this.ctx.clock();
-    if (now - this.lastProgressLogMs < PROGRESS_LOG_INTERVAL_MS) return;
-    this.lastProgressLogMs = now;
+    if (!this.progressDue()) return;
     const { pages, listed, profilesFetched } = this.stats;
     this.ctx.logger.info('sync progress', {
       pages,

@@ -29,20 +29,34 @@ export const noopProgress: Progress = {
 export const PROGRESS_LOG_INTERVAL_MS = 5_000;
 
 /**
- * A log of progress at a steady cadence, for work that runs long with no bar to show it: each call
- * logs `message` at info level unless the last logged call was less than `intervalMs` ago by
- * `clock`. The first call logs.
+ * A steady cadence by `clock`: the function returned says true at most once per `intervalMs`. The
+ * first call says true, unless `sinceMs` is given: then the first true comes `intervalMs` after it.
+ */
+export function progressCadence(
+  clock: Clock,
+  intervalMs: number = PROGRESS_LOG_INTERVAL_MS,
+  sinceMs?: number,
+): () => boolean {
+  let lastMs = sinceMs;
+  return () => {
+    const now = clock();
+    if (lastMs !== undefined && now - lastMs < intervalMs) return false;
+    lastMs = now;
+    return true;
+  };
+}
+
+/**
+ * A log of progress at a steady cadence ({@link progressCadence}), for work that runs long with no
+ * bar to show it: each call logs `message` at info level when the cadence says so.
  */
 export function throttledProgressLog(
   logger: Pick<Logger, 'info'>,
   clock: Clock,
   intervalMs: number = PROGRESS_LOG_INTERVAL_MS,
 ): (message: string, fields: Record<string, unknown>) => void {
-  let lastMs: number | undefined;
+  const due = progressCadence(clock, intervalMs);
   return (message, fields) => {
-    const now = clock();
-    if (lastMs !== undefined && now - lastMs < intervalMs) return;
-    lastMs = now;
-    logger.info(message, fields);
+    if (due()) logger.info(message, fields);
   };
 }

@@ -163,8 +163,8 @@ type IndexBuildContext = Pick<MirrorRunContext, 'mirror' | 'logger' | 'progress'
 export async function buildIndexesSetAside(ctx: IndexBuildContext): Promise<void> {
   const pending = deferredIndexNames(ctx.mirror).length;
   if (pending === 0) return;
-  // On a large mirror the builds take a while (about 40 s at 2,000,000 domains) with no other
-  // progress line; a log that ends at the last page must not look stuck.
+  // On a large mirror the builds take tens of seconds with no other progress line (docs/operations.md
+  // "Logs"); a log that ends at the last page must not look stuck.
   ctx.logger.info('building the mirror indexes set aside during the load', { indexes: pending });
   const task = ctx.progress.task('indexes', pending, 'indexes');
   const built = await buildDeferredIndexes(ctx.mirror, () => task.increment());
