@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { setImmediate as turnEventLoop } from 'node:timers/promises';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import { CSV_OPTIONS, csvHeader, csvRecordsOf, csvWhere, mapExportRecord, unreadableCsv } from './format.js';
 import type { CsvHeader } from './format.js';
-import { readRow, ScanRows, scanRecords } from './key-order.js';
+import { EventLoopTurns, readRow, ScanRows, scanRecords } from './key-order.js';
 import type { ExportKeyOrder, ScanOptions } from './key-order.js';
 
 /*
@@ -147,10 +148,12 @@ export async function* readCsvInKeyOrder(
   const file = await open(path, 'r');
   try {
     let buf = Buffer.allocUnsafe(1 << 16);
+    const turns = new EventLoopTurns();
     for (let i = 0; i < order.rows; i++) {
       const length = order.lengths[i]!;
       if (length > buf.length) buf = Buffer.allocUnsafe(length);
       const got = readRow(file.fd, buf, 0, length, order.offsets[i]!);
+      if (turns.due(got)) await turnEventLoop();
       const row = order.lines[i]!;
       const text = buf.toString('utf8', 0, got);
       const cells = splitCsvRecord(text, columns) ?? parseIrregular(order, text, row);

@@ -1,7 +1,8 @@
 import { open } from 'node:fs/promises';
+import { setImmediate as turnEventLoop } from 'node:timers/promises';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import { DOMAIN_KEY_COLUMNS, NdjsonRowReader } from './format.js';
-import { readRow, ScanRows, scanRecords } from './key-order.js';
+import { EventLoopTurns, readRow, ScanRows, scanRecords } from './key-order.js';
 import type { ExportKeyOrder, ScanOptions } from './key-order.js';
 
 /*
@@ -135,10 +136,12 @@ export async function* readNdjsonInKeyOrder(
   const file = await open(order.path, 'r');
   try {
     let buf = Buffer.allocUnsafe(1 << 16);
+    const turns = new EventLoopTurns();
     for (let i = 0; i < order.rows; i++) {
       const length = order.lengths[i]!;
       if (length > buf.length) buf = Buffer.allocUnsafe(length);
       const got = readRow(file.fd, buf, 0, length, order.offsets[i]!);
+      if (turns.due(got)) await turnEventLoop();
       const line = order.lines[i]!;
       const row = reader.row(buf.toString('utf8', 0, got), line);
       if (row !== null) yield { row, where: reader.where(line) };
