@@ -162,11 +162,8 @@ export function readRow(fd: number, buf: Buffer, offset: number, length: number,
  * synchronously (readRow), so a load in key order would otherwise never turn it from its first
  * row to its last: nothing else of the process would run, and the CLI's run-time cap on the young
  * generation (src/util/heap-growth.ts), which acts on garbage-collection notices delivered on the
- * event loop, would never act. Without the turns a young generation that V8 had shrunk before the
- * load (while the command waited for the export) grew to the shebang's cap during it, and
- * `export` of 100,000 rows peaked 22-50 MiB higher on Node 24, up to 87 MiB on Node 26
- * (docs/exports.md "Loading"). This is about one turn per hundred rows; an idle turn
- * took about 1.3 µs (Node 24, 2026-11-30).
+ * event loop, would never act (what that cost in memory, and what a turn costs: docs/exports.md
+ * "Loading"). This is about one turn per hundred rows.
  */
 export const ROW_BYTES_PER_TURN = 256 * 1024;
 
