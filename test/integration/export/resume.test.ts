@@ -80,6 +80,32 @@ describe('export resumes after the process is killed', () => {
     expect(exportPosts(sim)).toBe(1);
   }, 120_000);
 
+  it('SIGINT during the load stops it at the next batch (exit 1, interrupted); the re-run loads the file', async () => {
+    // Enough rows that the load runs for a second or more after its first batch. The load reads
+    // rows synchronously, so this holds only while it lets the event loop turn, where the signal
+    // is handled (pipelines/export/key-order.ts): without the turns it ran to the end and exited 0.
+    const domains = 10_000;
+    const sim = await startTestSimulator({ domains, timeScale: 0.001 });
+    const dir = await tempDir('domain-sync-export-sigint-');
+    writeTestConfig(dir);
+    const first = startCli(sim, dir, ['export', '--format', 'json']);
+    await first.waitForEvent((e) => String(e.msg).startsWith('mirror baseline'), 120_000);
+    first.kill('SIGINT');
+    const stopped = await first.exited;
+    expect(stopped.code, stopped.stderr).toBe(1);
+    expect(first.summary()).toMatchObject({ status: 'interrupted' });
+    expect(first.events().some((e) => e.msg === 'export loaded')).toBe(false);
+
+    const second = startCli(sim, dir, ['export', '--format', 'json']);
+    const out = await second.exited;
+    expect(out.code, out.stderr).toBe(0);
+    expect(second.summary()).toMatchObject({
+      status: 'done',
+      stats: { mode: 'resumed', rowsLoaded: domains },
+    });
+    expect(exportPosts(sim)).toBe(1);
+  }, 180_000);
+
   it('--max-credits below the estimate exits 0 with the refusal in the summary and no POST', async () => {
     const sim = await startTestSimulator({ domains: 300, timeScale: 0.01 });
     const dir = await tempDir('domain-sync-export-cli-');
