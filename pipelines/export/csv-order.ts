@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { setImmediate as turnEventLoop } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import { CSV_OPTIONS, csvHeader, csvRecordsOf, csvWhere, mapExportRecord, unreadableCsv } from './format.js';
@@ -153,7 +153,7 @@ export async function* readCsvInKeyOrder(
       const length = order.lengths[i]!;
       if (length > buf.length) buf = Buffer.allocUnsafe(length);
       const got = readRow(file.fd, buf, 0, length, order.offsets[i]!);
-      if (turns.due(got)) await turnEventLoop();
+      if (turns.due(got)) await nextTurn();
       const row = order.lines[i]!;
       const text = buf.toString('utf8', 0, got);
       const cells = splitCsvRecord(text, columns) ?? parseIrregular(order, text, row);

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { setImmediate as turnEventLoop } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ExportRowInput } from '../../src/mirror/store/export-load.js';
 import { DOMAIN_KEY_COLUMNS, NdjsonRowReader } from './format.js';
 import { EventLoopTurns, readRow, ScanRows, scanRecords } from './key-order.js';
@@ -141,7 +141,7 @@ export async function* readNdjsonInKeyOrder(
       const length = order.lengths[i]!;
       if (length > buf.length) buf = Buffer.allocUnsafe(length);
       const got = readRow(file.fd, buf, 0, length, order.offsets[i]!);
-      if (turns.due(got)) await turnEventLoop();
+      if (turns.due(got)) await nextTurn();
       const line = order.lines[i]!;
       const row = reader.row(buf.toString('utf8', 0, got), line);
       if (row !== null) yield { row, where: reader.where(line) };

@@ -4,14 +4,15 @@
  * {@link capYoungGeneration}, and prints one JSON line: whether the cap was installed and the
  * largest young generation V8 reported. Every 2,000 objects it turns the event loop twice, as a
  * job waiting for I/O does: Node delivers the notice of a garbage collection two turns after it.
- * The cap works between such turns, as the commands it holds (sync, export) take them, and they
- * take them more often than this (a turn per response, or per chunk of the file read). With
+ * The cap works between such turns, as the commands it holds take them: sync for each
+ * response, the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). With
  * fewer turns the cap is outgrown now and then, past the bound of heap-growth.test.ts (measured
- * 2026-11-30, 20 runs each): every 60,000 objects, in 5 and 3 runs of 20 on Node 26 (without and with the shebang),
- * and once in 20 on Node 24 with three busy processes on 2 cores (32.8 MB); every 15,000, in 2
- * and 1 of 20 on Node 26; every 5,000, none, but up to 28.0 MB. Every 2,000: at most 17.3 MB on
- * Nodes 22, 24 and 26 with three busy processes (10 runs each, with and without the shebang),
- * about what V8's own `--max-semi-space-size=8` gives (15.7–16.8 MB).
+ * 2026-11-30, 20 runs each): every 60,000 objects, in 5 and 3 runs of 20 on Node 26 (without
+ * and with the shebang), and once in 20 on Node 24 with three busy processes on 2 cores
+ * (32.8 MB); every 15,000, in 2 and 1 of 20 on Node 26; every 5,000, none, but up to 28.0 MB.
+ * Every 2,000: at most 17.3 MB on Nodes 22, 24 and 26 with three busy processes (10 runs each,
+ * with and without the shebang), about what V8's own `--max-semi-space-size=8` gives
+ * (15.7–16.8 MB).
  *
  * Usage: young-generation-child.ts cap|raise|none (raise: capped, then raised at once as
  * `snapshot` raises it)

@@ -81,7 +81,7 @@ describe('export resumes after the process is killed', () => {
   }, 120_000);
 
   it('SIGINT during the load stops it at the next batch (exit 1, interrupted); the re-run loads the file', async () => {
-    // Enough rows that the load runs for a second or more after its first batch. The load reads
+    // Enough rows (40 batches) that the load runs on well after its first batch. The load reads
     // rows synchronously, so this holds only while it lets the event loop turn, where the signal
     // is handled (pipelines/export/key-order.ts): without the turns it ran to the end and exited 0.
     const domains = 10_000;
