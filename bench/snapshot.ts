@@ -27,12 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import {
-  CLI_NODE_OPTIONS,
-  applyCliHeapSettings,
-  raiseYoungGenerationCap,
-  SNAPSHOT_SEMI_SPACE_MB,
-} from '../src/util/heap-growth.js';
+import { CLI_NODE_OPTIONS, applyCliHeapSettings, raiseYoungGenerationCap } from '../src/util/heap-growth.js';
 import { writeParquetFile } from '../src/warehouse/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { ColumnSpec } from '../src/warehouse/index.js';
@@ -346,7 +341,7 @@ async function childMain(writer: string, sqlitePath: string, out: string): Promi
     if (writer === 'ours') {
       // The CLI's process setting (src/cli/main.ts): this child stands for `domain-sync snapshot`.
       applyCliHeapSettings();
-      raiseYoungGenerationCap(SNAPSHOT_SEMI_SPACE_MB);
+      raiseYoungGenerationCap();
       const result = await writeParquetFile({
         path: out,
         table: 'licenses',

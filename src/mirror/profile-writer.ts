@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { DomainSyncError } from '../util/domain-sync-error.js';
 import { siblingModule } from '../util/worker-module.js';
+import { holdYoungGenerationCap } from '../util/heap-growth.js';
 import type { Mirror } from './database.js';
 import type { DomainSummaryInput, ProfileTextCheck, ProfileTextsInput } from './inputs.js';
 import type {
@@ -253,6 +254,8 @@ export async function openProfileWriter(
   // default let the thread's heap grow by tens of MB, which raised a full sync's peak RSS at the
   // same rate (the sync benchmark reports the current peak RSS: docs/benchmarks.md "sync").
   const worker = new Worker(workerScript(), { workerData, resourceLimits: { maxYoungGenerationSizeMb: 12 } });
+  // Starting a thread can undo the process's young-generation cap (src/util/heap-growth.ts).
+  worker.once('online', holdYoungGenerationCap);
   const waiters = new Map<number, Waiter>();
   const roomWaiters: Array<() => void> = [];
   const drainWaiters: Array<() => void> = [];

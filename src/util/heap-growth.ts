@@ -36,10 +36,10 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
  */
 export function applyCliHeapSettings(execArgv: readonly string[] = process.execArgv): void {
   if (!execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) limitHeapGrowth();
-  capYoungGeneration(CLI_SEMI_SPACE_MB, execArgv);
+  capYoungGeneration(execArgv);
 }
 
-/** The semi-space size, in MB, that the CLI holds the young generation to at run time. */
+/** The semi-space size, in MB, that the CLI holds the young generation to. */
 export const CLI_SEMI_SPACE_MB = 8;
 
 /**
@@ -62,8 +62,14 @@ export const CLI_MAX_SEMI_SPACE_MB = SNAPSHOT_SEMI_SPACE_MB;
  * from the machine's memory, and on a 24 GiB machine the sync's and the export load's stream of
  * short-lived objects (bodies, parsed profiles, rows) grew it far enough to add about 120 MB to a
  * full sync's peak RSS. With 8 MB, scavenges come more often and cost a little CPU; the sync and
- * export benchmarks report both (docs/benchmarks.md). The mirror writer thread gets the same kind
- * of cap through its `resourceLimits`.
+ * export benchmarks report both (docs/benchmarks.md). The run-time cap is process-wide, so it
+ * holds the mirror writer thread too.
+ *
+ * Starting the semi-spaces at 8 MB (`--min-semi-space-size=8`) with a growth factor of 1 would
+ * make the cap V8's own, whatever a command does between turns of the event loop. It was tried
+ * and not kept (2026-11-30, 100,000 domains, alternating with this on Nodes 22, 24 and 26): the
+ * CLI's export of a CSV file peaked 7–20 MiB higher on every line (five pairs), and a full sync
+ * on Node 22 19–21 MiB higher (two pairs), at a CPU time within the runs' spread.
  *
  * `--v8-pool-size=0` lets Node size V8's pool of helper threads (parallel and concurrent garbage
  * collection, background compilation) from the machine: one fewer than the cores, at least one.
@@ -88,80 +94,93 @@ export const CLI_NODE_OPTIONS: readonly string[] = Object.freeze([
 const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]space[-_]growth[-_]factor\b/;
 
 /**
- * Holds the young generation of this process's main thread to what `--max-semi-space-size=MB`
- * would give it, under the shebang's larger cap or with none (`node dist/src/cli/main.js …`).
+ * Holds the young generation of this process to what `--max-semi-space-size=8`
+ * ({@link CLI_SEMI_SPACE_MB}) would give it, under the shebang's larger cap or with none
+ * (`node dist/src/cli/main.js …`), until {@link raiseYoungGenerationCap}.
+ *
  * V8 reads its own cap only when the process starts, but it reads its growth factor for the young
- * generation each time it grows it, which it does after as many bytes as the young generation
- * holds have survived collections, by at most that factor. So this sets the factor to 1 (no
- * growth) at once, and after each garbage collection to 2 (V8's default) while the young
- * generation (`new_space`, which V8 reports as twice the semi-space size once grown) is at most
- * half the cap, and back to 1 above that: it ends between half the cap and the cap. The notices
- * of the collections come on the event loop, so a command that allocates for long without
- * turning it can grow past this cap (not past V8's own). How long is too long depends on the
- * Node and the machine's load: 60,000 small objects made between two turns sometimes let it grow
- * one step past the cap on Node 26, and on Node 24 on busy cores; 2,000 never did
+ * generation (`--semi-space-growth-factor`, by default 2) each time it grows it, which it does
+ * after as many bytes as the young generation holds have survived collections, by at most that
+ * factor. So this sets the factor to 1 (no growth) at once, and at each notice of a garbage
+ * collection to 2 while the young generation (`new_space`, which V8 reports as twice the
+ * semi-space size once grown) is at most half the cap, and to 1 above that: it ends between half
+ * the cap and the cap. It sets the factor at every notice, not only when it changes: on Node 22
+ * every worker thread that starts sets it back to 2 for the whole process, and
+ * {@link holdYoungGenerationCap} sets it again as soon as such a thread is online. Before
+ * 2026-11-30 it was set only on a change, and on Node 22 a second sync in one process (`run` of a
+ * pipeline with two sync steps, `schedule`) grew the young generation of both threads to 64 MB:
+ * 317–329 MiB of peak RSS (three runs, 100,000 domains), and 239–240 MiB since (two runs).
+ *
+ * The notices come on the event loop, so a command that allocates for long without turning it
+ * can grow past this cap (not past V8's own). How long is too long depends on the Node and the
+ * machine's load: 60,000 small objects made between two turns sometimes let it grow one step past
+ * the cap on Node 26, and on Node 24 on busy cores; 2,000 never did
  * (test/integration/cli/young-generation-child.ts). The sync turns the loop for each response,
  * and the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). Read at
- * each GC notice (2026-11-30), `new_space` stayed at or under 18 MB during an export load on Nodes 24
- * and 26, and at or under 16 MB during a full sync on Node 24. Started
- * through node on a 24 GiB machine, a full sync peaks at about the RSS it has under the shebang
- * with this cap, and about 120 MB higher with none (figures: docs/operations.md, "Speed and
- * memory").
+ * each notice (2026-11-30), `new_space` stayed at or under 18 MB during an export load on Nodes
+ * 22, 24 and 26, and at or under 16.5 MB on the main and the writer thread during a full sync.
+ * Started through node on a 24 GiB machine, a full sync peaks at about the RSS it has under the
+ * shebang with this cap, and about 120 MB higher with none (figures: docs/operations.md, "Speed
+ * and memory").
  *
  * Does nothing, and returns false, when node was started with a size or growth factor for the
- * young generation other than the shebang's (an operator's choice, which V8 then enforces). The
- * factor is one flag for the whole process: while the main thread is at its cap, a worker
- * thread's young generation does not grow either, and so stays below the cap its
- * `resourceLimits` set (the mirror writer's).
+ * young generation other than the shebang's (an operator's choice, which V8 then enforces).
  */
 export function capYoungGeneration(
-  semiSpaceMb: number = CLI_SEMI_SPACE_MB,
   execArgv: readonly string[] = process.execArgv,
   nodeOptionsEnv: string = process.env['NODE_OPTIONS'] ?? '',
 ): boolean {
+  if (SEMI_SPACE_OPTION.test(nodeOptionsEnv)) return false;
   const sizing = execArgv.filter((option) => SEMI_SPACE_OPTION.test(option));
   const shebangs = `--max-semi-space-size=${CLI_MAX_SEMI_SPACE_MB}`;
-  if (SEMI_SPACE_OPTION.test(nodeOptionsEnv) || sizing.some((option) => option !== shebangs)) return false;
-  let cap = 2 * semiSpaceMb * 1024 * 1024;
-  let growing = false;
-  const allowGrowth = (grow: boolean): void => {
-    if (grow === growing) return;
-    growing = grow;
-    setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
-  };
-  setFlagsFromString('--semi-space-growth-factor=1');
+  if (sizing.some((option) => option !== shebangs)) return false;
+  const cap = 2 * CLI_SEMI_SPACE_MB * 1024 * 1024;
+  let grow = false;
   const observer = new PerformanceObserver(() => {
     const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
-    if (newSpace !== undefined) allowGrowth(2 * newSpace.space_size <= cap);
+    if (newSpace !== undefined) grow = 2 * newSpace.space_size <= cap;
+    holdYoungGenerationCap();
   });
+  hold = () => setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
+  hold();
   observer.observe({ entryTypes: ['gc'] });
-  const underShebangCap = sizing.length > 0;
-  raiseCap = (raisedMb) => {
-    if (underShebangCap) {
-      cap = Math.max(cap, 2 * Math.min(raisedMb, CLI_MAX_SEMI_SPACE_MB) * 1024 * 1024);
-    } else {
-      // Without V8's cap, late notices could let it grow past any cap of ours: give it back.
-      observer.disconnect();
-      allowGrowth(true);
-      raiseCap = undefined;
-    }
+  raiseCap = () => {
+    // Under the shebang, V8's own cap is the one `snapshot` gets. Without it, late notices could
+    // let the young generation grow past any cap of ours: it goes back to V8's own sizing.
+    observer.disconnect();
+    hold = undefined;
+    raiseCap = undefined;
+    setFlagsFromString('--semi-space-growth-factor=2');
   };
   return true;
 }
 
-/** Raises the cap {@link capYoungGeneration} holds; undefined when it holds none. */
-let raiseCap: ((semiSpaceMb: number) => void) | undefined;
+/** Sets the growth factor the cap needs now; undefined when no cap is held. */
+let hold: (() => void) | undefined;
+
+/** Lifts the cap {@link capYoungGeneration} holds; undefined when it holds none. */
+let raiseCap: (() => void) | undefined;
 
 /**
- * Raises the cap of {@link capYoungGeneration} to `semiSpaceMb` for the rest of the process, for
- * a command whose objects live longer (`snapshot`), at most to the shebang's cap. Started without
- * the shebang, it gives the young generation back to V8's own sizing instead: such a command
- * allocates for long without turning the event loop, and a cap of 32 MB semi-spaces held at run
- * time let `new_space` grow from 8 to 128 MB before the first notice. Does nothing, and returns
- * false, when no cap of {@link capYoungGeneration} is in use.
+ * Sets V8's growth factor for the young generation again to what {@link capYoungGeneration}'s cap
+ * needs, for code that has just started a worker thread (on Node 22 that sets it back to V8's
+ * default for the whole process). Does nothing when no cap is held.
  */
-export function raiseYoungGenerationCap(semiSpaceMb: number): boolean {
+export function holdYoungGenerationCap(): void {
+  hold?.();
+}
+
+/**
+ * Lets the young generation grow past {@link capYoungGeneration}'s cap for the rest of the
+ * process, for a command whose objects live longer (`snapshot`): under the shebang to its
+ * {@link CLI_MAX_SEMI_SPACE_MB} semi-spaces ({@link SNAPSHOT_SEMI_SPACE_MB}). Started without the
+ * shebang, it gives the young generation back to V8's own sizing: such a command allocates for
+ * long without turning the event loop, and a cap of 32 MB semi-spaces held by notices let
+ * `new_space` grow from 8 to 128 MB before the first notice. Does nothing, and returns false,
+ * when no cap of {@link capYoungGeneration} is in use.
+ */
+export function raiseYoungGenerationCap(): boolean {
   if (raiseCap === undefined) return false;
-  raiseCap(semiSpaceMb);
+  raiseCap();
   return true;
 }

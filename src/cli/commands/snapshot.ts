@@ -2,7 +2,7 @@ import { snapshotPipeline, type SnapshotOptions } from '../../../pipelines/snaps
 import { SNAPSHOT_SCHEMA, type NormaliseEnv } from '../../../pipelines/step-options/index.js';
 import { openMirror } from '../../mirror/database.js';
 import type { MirrorRunContext } from '../../runtime/run.js';
-import { raiseYoungGenerationCap, SNAPSHOT_SEMI_SPACE_MB } from '../../util/heap-growth.js';
+import { raiseYoungGenerationCap } from '../../util/heap-growth.js';
 import { systemClock } from '../../util/time.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
@@ -40,7 +40,7 @@ export async function snapshotCommand(ctx: CommandContext, flags: SnapshotFlags)
   const config = ctx.config;
   const options = snapshotOptionsFromFlags(flags, ctx.io.cwd, config.destinations);
   // Its row groups outlive a small young generation (src/util/heap-growth.ts).
-  raiseYoungGenerationCap(SNAPSHOT_SEMI_SPACE_MB);
+  raiseYoungGenerationCap();
   const mirror = await openMirror(config.database.path, { logger: ctx.logger });
   const progress = ctx.output.progress();
   try {

@@ -2,27 +2,40 @@
  * Child of heap-growth.test.ts: allocates like a long job whose objects live a little while (a
  * batch of 60,000 small objects kept until the next batch), with or without
  * {@link capYoungGeneration}, and prints one JSON line: whether the cap was installed and the
- * largest young generation V8 reported. Every 2,000 objects it turns the event loop twice, as a
- * job waiting for I/O does: Node delivers the notice of a garbage collection two turns after it.
- * The cap works between such turns, as the commands it holds take them: sync for each
- * response, the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). With
- * fewer turns the cap is outgrown now and then, past the bound of heap-growth.test.ts (measured
- * 2026-11-30, 20 runs each): every 60,000 objects, in 5 and 3 runs of 20 on Node 26 (without
- * and with the shebang), and once in 20 on Node 24 with three busy processes on 2 cores
- * (32.8 MB); every 15,000, in 2 and 1 of 20 on Node 26; every 5,000, none, but up to 28.0 MB.
- * Every 2,000: at most 17.3 MB on Nodes 22, 24 and 26 with three busy processes (10 runs each,
- * with and without the shebang), about what V8's own `--max-semi-space-size=8` gives
- * (15.7–16.8 MB).
+ * largest young generation V8 reported.
  *
- * Usage: young-generation-child.ts cap|raise|none (raise: capped, then raised at once as
- * `snapshot` raises it)
+ * In modes `cap`, `raise` and `none` it turns the event loop twice every 2,000 objects, as a job
+ * waiting for I/O does: Node delivers the notice of a garbage collection two turns after it.
+ * The cap works between such turns, as the commands it holds take them: sync for each response,
+ * the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). With fewer
+ * turns it was outgrown now and then (measured 2026-11-30, 20 runs each): every 60,000 objects,
+ * in 5 and 3 runs of 20 on Node 26 (without and with the shebang), and once in 20 on Node 24 with three busy processes on 2
+ * cores (32.8 MB); every 15,000, in 2 and 1 of 20 on Node 26; every 5,000, none, but up to
+ * 28.0 MB. Every 2,000: at most 17.3 MB on Nodes 22, 24 and 26 with three busy processes (10 runs
+ * each), about what V8's own `--max-semi-space-size=8` gives (15.7–16.8 MB).
+ *
+ * Modes `writer`, `thread` and `thread-held` first allocate so for a while, turning the loop, so
+ * that the young generation is at the cap; then they start a thread and allocate as much again
+ * without turning the loop, so that only the growth factor set by then can hold the cap: `writer`
+ * starts the mirror's writer thread (src/mirror/profile-writer.ts), `thread` a bare worker
+ * thread, and `thread-held` one followed by holdYoungGenerationCap once it is online, as the
+ * writer's start is. On Node 22 a thread starting sets V8's growth factor back to 2.
+ *
+ * Usage: young-generation-child.ts cap|raise|none|writer|thread|thread-held (raise: capped, then
+ * raised at once as `snapshot` raises it)
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import { openMirror } from '../../../src/mirror/database.js';
+import { openProfileWriter } from '../../../src/mirror/profile-writer.js';
 import {
   capYoungGeneration,
+  holdYoungGenerationCap,
   raiseYoungGenerationCap,
-  SNAPSHOT_SEMI_SPACE_MB,
 } from '../../../src/util/heap-growth.js';
 
 /** What the child prints. */
@@ -38,25 +51,59 @@ const newSpace = (): number =>
   getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 
 const mode = process.argv[2];
-const capped = mode === 'cap' || mode === 'raise' ? capYoungGeneration(8) : false;
-const raised = mode === 'raise' ? raiseYoungGenerationCap(SNAPSHOT_SEMI_SPACE_MB) : undefined;
-let maxNewSpace = newSpace();
-let kept: { i: number; s: string }[] = [];
-for (let batch = 0; batch < 150; batch += 1) {
-  const next: { i: number; s: string }[] = [];
-  for (let i = 1; i <= 60_000; i += 1) {
-    next.push({ i, s: `row ${i}` });
-    if (i % 2_000 === 0) {
-      await nextTurn();
-      await nextTurn();
-      maxNewSpace = Math.max(maxNewSpace, newSpace());
+const capped = mode === 'none' ? false : capYoungGeneration();
+const raised = mode === 'raise' ? raiseYoungGenerationCap() : undefined;
+const newSpaceSizes: number[] = [];
+
+/** Allocates `batches` batches of 60,000 objects, turning the loop twice every 2,000 or never. */
+async function allocate(batches: number, turns: boolean): Promise<number> {
+  let kept: { i: number; s: string }[] = [];
+  for (let batch = 0; batch < batches; batch += 1) {
+    const next: { i: number; s: string }[] = [];
+    for (let i = 1; i <= 60_000; i += 1) {
+      next.push({ i, s: `row ${i}` });
+      if (i % 2_000 === 0) {
+        if (turns) {
+          await nextTurn();
+          await nextTurn();
+        }
+        newSpaceSizes.push(newSpace());
+      }
     }
+    kept = next;
   }
-  kept = next;
+  return kept.length;
 }
+
+let finish = async (): Promise<void> => {};
+let kept: number;
+if (mode === 'writer' || mode === 'thread' || mode === 'thread-held') {
+  await allocate(30, true);
+  if (mode === 'writer') {
+    const dir = mkdtempSync(join(tmpdir(), 'young-generation-'));
+    const mirror = await openMirror(join(dir, 'mirror.sqlite'));
+    const writer = await openProfileWriter(mirror);
+    finish = async () => {
+      await writer.close();
+      mirror.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  } else {
+    const worker = new Worker("require('node:worker_threads').parentPort.once('message', () => {})", {
+      eval: true,
+    });
+    await new Promise((resolve) => worker.once('online', resolve));
+    if (mode === 'thread-held') holdYoungGenerationCap();
+    finish = () => worker.terminate().then(() => undefined);
+  }
+  kept = await allocate(150, false);
+} else {
+  kept = await allocate(150, true);
+}
+await finish();
 const report: YoungGenerationReport = {
   capped,
   ...(raised === undefined ? {} : { raised }),
-  maxNewSpace: kept.length > 0 ? maxNewSpace : 0,
+  maxNewSpace: kept > 0 ? Math.max(newSpace(), ...newSpaceSizes) : 0,
 };
 process.stdout.write(`${JSON.stringify(report)}\n`);
