@@ -106,10 +106,9 @@ const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]spac
  * semi-space size once grown) is at most half the cap, and to 1 above that: it ends between half
  * the cap and the cap. It sets the factor at every notice, not only when it changes: on Node 22
  * every worker thread that starts sets it back to 2 for the whole process, and
- * {@link holdYoungGenerationCap} sets it again as soon as such a thread is online. Before
- * 2026-11-30 it was set only on a change, and on Node 22 a second sync in one process (`run` of a
- * pipeline with two sync steps, `schedule`) grew the young generation of both threads to 64 MB:
- * 317–329 MiB of peak RSS (three runs, 100,000 domains), and 239–240 MiB since (two runs).
+ * {@link holdYoungGenerationCap} sets it again as soon as such a thread is online. Set only on a
+ * change, as until 2026-11-30, it let a second sync in one process on Node 22 grow the young
+ * generation of both threads to 64 MB (figures: docs/operations.md, "Speed and memory").
  *
  * The notices come on the event loop, so a command that allocates for long without turning it
  * can grow past this cap (not past V8's own). How long is too long depends on the Node and the
@@ -141,25 +140,14 @@ export function capYoungGeneration(
     if (newSpace !== undefined) grow = 2 * newSpace.space_size <= cap;
     holdYoungGenerationCap();
   });
-  hold = () => setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
-  hold();
+  heldCap = { observer, hold: () => setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`) };
+  holdYoungGenerationCap();
   observer.observe({ entryTypes: ['gc'] });
-  raiseCap = () => {
-    // Under the shebang, V8's own cap is the one `snapshot` gets. Without it, late notices could
-    // let the young generation grow past any cap of ours: it goes back to V8's own sizing.
-    observer.disconnect();
-    hold = undefined;
-    raiseCap = undefined;
-    setFlagsFromString('--semi-space-growth-factor=2');
-  };
   return true;
 }
 
-/** Sets the growth factor the cap needs now; undefined when no cap is held. */
-let hold: (() => void) | undefined;
-
-/** Lifts the cap {@link capYoungGeneration} holds; undefined when it holds none. */
-let raiseCap: (() => void) | undefined;
+/** The cap {@link capYoungGeneration} holds: its GC observer, and how to set its factor again. */
+let heldCap: { observer: PerformanceObserver; hold: () => void } | undefined;
 
 /**
  * Sets V8's growth factor for the young generation again to what {@link capYoungGeneration}'s cap
@@ -167,7 +155,7 @@ let raiseCap: (() => void) | undefined;
  * default for the whole process). Does nothing when no cap is held.
  */
 export function holdYoungGenerationCap(): void {
-  hold?.();
+  heldCap?.hold();
 }
 
 /**
@@ -180,7 +168,11 @@ export function holdYoungGenerationCap(): void {
  * when no cap of {@link capYoungGeneration} is in use.
  */
 export function raiseYoungGenerationCap(): boolean {
-  if (raiseCap === undefined) return false;
-  raiseCap();
+  if (heldCap === undefined) return false;
+  // Under the shebang, V8's own cap is the one `snapshot` gets. Without it, late notices could let
+  // the young generation grow past any cap of ours: it goes back to V8's own sizing.
+  heldCap.observer.disconnect();
+  heldCap = undefined;
+  setFlagsFromString('--semi-space-growth-factor=2');
   return true;
 }

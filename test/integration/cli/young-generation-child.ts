@@ -9,10 +9,11 @@
  * The cap works between such turns, as the commands it holds take them: sync for each response,
  * the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). With fewer
  * turns it was outgrown now and then (measured 2026-11-30, 20 runs each): every 60,000 objects,
- * in 5 and 3 runs of 20 on Node 26 (without and with the shebang), and once in 20 on Node 24 with three busy processes on 2
- * cores (32.8 MB); every 15,000, in 2 and 1 of 20 on Node 26; every 5,000, none, but up to
- * 28.0 MB. Every 2,000: at most 17.3 MB on Nodes 22, 24 and 26 with three busy processes (10 runs
- * each), about what V8's own `--max-semi-space-size=8` gives (15.7–16.8 MB).
+ * in 5 and 3 runs of 20 on Node 26 (without and with the shebang), and once in 20 on Node 24
+ * with three busy processes on 2 cores (32.8 MB); every 15,000, in 2 and 1 of 20 on Node 26;
+ * every 5,000, none, but up to 28.0 MB. Every 2,000: at most 17.3 MB on Nodes 22, 24 and 26 with
+ * three busy processes (10 runs each), about what V8's own `--max-semi-space-size=8` gives
+ * (15.7–16.8 MB).
  *
  * Modes `writer`, `thread` and `thread-held` first allocate so for a while, turning the loop, so
  * that the young generation is at the cap; then they start a thread and allocate as much again
@@ -53,7 +54,7 @@ const newSpace = (): number =>
 const mode = process.argv[2];
 const capped = mode === 'none' ? false : capYoungGeneration();
 const raised = mode === 'raise' ? raiseYoungGenerationCap() : undefined;
-const newSpaceSizes: number[] = [];
+let maxNewSpace = newSpace();
 
 /** Allocates `batches` batches of 60,000 objects, turning the loop twice every 2,000 or never. */
 async function allocate(batches: number, turns: boolean): Promise<number> {
@@ -67,7 +68,7 @@ async function allocate(batches: number, turns: boolean): Promise<number> {
           await nextTurn();
           await nextTurn();
         }
-        newSpaceSizes.push(newSpace());
+        maxNewSpace = Math.max(maxNewSpace, newSpace());
       }
     }
     kept = next;
@@ -104,6 +105,6 @@ await finish();
 const report: YoungGenerationReport = {
   capped,
   ...(raised === undefined ? {} : { raised }),
-  maxNewSpace: kept > 0 ? Math.max(newSpace(), ...newSpaceSizes) : 0,
+  maxNewSpace: kept > 0 ? maxNewSpace : 0,
 };
 process.stdout.write(`${JSON.stringify(report)}\n`);
