@@ -44,12 +44,23 @@ export interface YoungGenerationReport {
   capped: boolean;
   /** What raiseYoungGenerationCap returned (raise mode only). */
   raised?: boolean;
-  /** The largest `new_space` size seen, in bytes. */
+  /** The largest `new_space` size seen (what V8 has committed for it), in bytes. */
   maxNewSpace: number;
+  /**
+   * The largest semi-space capacity seen, in bytes: what `new_space` holds plus what it has free,
+   * the reading capYoungGeneration decides from (a little under the semi-space's size in MB).
+   */
+  maxSemiSpace: number;
 }
 
-const newSpace = (): number =>
-  getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+let maxSemiSpace = 0;
+/** Reads `new_space`: returns its size, and keeps the largest semi-space capacity. */
+const newSpace = (): number => {
+  const space = getHeapSpaceStatistics().find(({ space_name }) => space_name === 'new_space');
+  if (space === undefined) return 0;
+  maxSemiSpace = Math.max(maxSemiSpace, space.space_used_size + space.space_available_size);
+  return space.space_size;
+};
 
 const mode = process.argv[2];
 const capped = mode === 'none' ? false : capYoungGeneration();
@@ -106,5 +117,6 @@ const report: YoungGenerationReport = {
   capped,
   ...(raised === undefined ? {} : { raised }),
   maxNewSpace: kept > 0 ? maxNewSpace : 0,
+  maxSemiSpace,
 };
 process.stdout.write(`${JSON.stringify(report)}\n`);
