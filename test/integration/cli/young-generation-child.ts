@@ -7,13 +7,15 @@
  * In modes `cap`, `raise` and `none` it turns the event loop twice every 2,000 objects, as a job
  * waiting for I/O does: Node delivers the notice of a garbage collection two turns after it.
  * The cap works between such turns, as the commands it holds take them: sync for each response,
- * the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). With fewer
- * turns it was outgrown now and then (measured 2026-11-30, 20 runs each): every 60,000 objects,
- * in 5 and 3 runs of 20 on Node 26 (without and with the shebang), and once in 20 on Node 24
- * with three busy processes on 2 cores (32.8 MB); every 15,000, in 2 and 1 of 20 on Node 26;
- * every 5,000, none, but up to 28.0 MB. Every 2,000: at most 17.3 MB on Nodes 22, 24 and 26 with
- * three busy processes (10 runs each), about what V8's own `--max-semi-space-size=8` gives
- * (15.7–16.8 MB).
+ * the export load every 256 KiB of rows it reads (pipelines/export/key-order.ts). Measured on
+ * 2026-11-30 with the cap deciding from the semi-space capacity (youngGenerationMayGrow): with
+ * turns every 60,000 objects it was never outgrown (20 runs each: Node 26 with and without the
+ * shebang, and with it and three busy processes on 2 cores; Node 24 with three busy processes;
+ * Node 22), at most 16.0 MB; every 2,000, at most 17.3 MB on Nodes 22, 24 and 26 with three busy
+ * processes (10 runs each), about what V8's own `--max-semi-space-size=8` gives (14.8–16.3 MB).
+ * Deciding from the committed size, as before that day, it was outgrown every 60,000 objects in
+ * 5 and 3 runs of 20 on Node 26 (without and with the shebang), and in one of 20 on Node 24 with
+ * three busy processes (32.8 MB).
  *
  * Modes `writer`, `thread` and `thread-held` first allocate so for a while, turning the loop, so
  * that the young generation is at the cap; then they start a thread and allocate as much again
@@ -48,7 +50,8 @@ export interface YoungGenerationReport {
   maxNewSpace: number;
   /**
    * The largest semi-space capacity seen, in bytes: what `new_space` holds plus what it has free,
-   * the reading capYoungGeneration decides from (a little under the semi-space's size in MB).
+   * one of the readings youngGenerationMayGrow decides from: a little under the semi-space's size,
+   * and on Nodes 24 and 26 now and then more (up to 11.25 MB for 8 MB semi-spaces, measured).
    */
   maxSemiSpace: number;
 }

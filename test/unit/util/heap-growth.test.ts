@@ -71,7 +71,7 @@ describe('youngGenerationMayGrow', () => {
     expect(
       youngGenerationMayGrow({ space_size: 8 * MB, space_used_size: 1 * MB, space_available_size: 3 * MB }),
     ).toBe(true);
-    // Pages V8 keeps past the capacity for a while (Node 26) hold it back until a later notice.
+    // A reading above the size (Nodes 24 and 26, now and then) holds it back until a later notice.
     expect(
       youngGenerationMayGrow({
         space_size: 8 * MB,
