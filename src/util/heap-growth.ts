@@ -63,7 +63,15 @@ export const CLI_MAX_SEMI_SPACE_MB = SNAPSHOT_SEMI_SPACE_MB;
  * short-lived objects (bodies, parsed profiles, rows) grew it far enough to add about 120 MB to a
  * full sync's peak RSS. With 8 MB, scavenges come more often and cost a little CPU; the sync and
  * export benchmarks report both (docs/benchmarks.md). The run-time cap is process-wide, so it
- * holds the mirror writer thread too.
+ * holds the mirror writer thread too, judged by the main thread's young generation. So a writer
+ * whose young generation grows faster can pass it while the main thread's is small: in `sync
+ * --full` of an existing mirror of 100,000 domains, the writer's reached 24 and 31 MB in two runs
+ * of seven (Node 24, 2026-11-30); the one whose peak was recorded peaked at 231 MB, against
+ * 221–236 MB in four runs where it stayed at the cap. And a writer started once the main thread
+ * is at the cap stays small: in `run` of a pipeline with a fresh sync then a full one, the second
+ * sync's writer ran about 2,000 scavenges where a writer of its own process runs about 260, yet
+ * the pipeline used 29.2–29.9 s of CPU against 30.9–32.1 s for the same two syncs as two
+ * processes (three alternating pairs).
  *
  * Starting the semi-spaces at 8 MB (`--min-semi-space-size=8`) with a growth factor of 1 would
  * make the cap V8's own, whatever a command does between turns of the event loop. It was tried
@@ -164,9 +172,10 @@ export type NewSpaceStatistics = Pick<
  * On Nodes 22 and 24 the committed size is twice the semi-space's. On Node 26 (V8 14) it is
  * committed as it is used, so it lags behind a growth: right after the semi-spaces grew to 8 MB
  * it read 7 MB, under half the cap. Deciding from the committed size alone, as until 2026-11-30,
- * set the factor back to 2 at the cap once or more in each of seven runs of the workload of
- * test/integration/cli/young-generation-child.ts on Node 26, and now and then V8 grew the semi-spaces to 16 MB before the
- * next notice set it to 1 again (a CI run, 2026-11-30: a 29.9 MB young generation, the cap 16).
+ * set the factor back to 2 at the cap once in each of seven runs of the workload of
+ * test/integration/cli/young-generation-child.ts on Node 26, and now and then V8 grew the
+ * semi-spaces to 16 MB before the next notice set it to 1 again (a CI run, 2026-11-30: a 29.9 MB
+ * young generation, the cap 16).
  */
 export function youngGenerationMayGrow(
   newSpace: NewSpaceStatistics,
