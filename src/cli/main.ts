@@ -1,9 +1,23 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --v8-pool-size=0
 import { setMaxListeners } from 'node:events';
 import { applyCliHeapSettings } from '../util/heap-growth.js';
-import { runCli } from './program.js';
+import { unsupportedNodeMessage } from './node-version.js';
 
 // The only place that touches process.argv, signals and process.exit.
+// On a Node older than the supported lines, stop at once and say why, before the commands and
+// their libraries are loaded (they are imported below, after this check, for that reason).
+const unsupported = unsupportedNodeMessage();
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`);
+  if (process.argv.includes('--json')) {
+    const error = { code: 'ERR_UNSUPPORTED_NODE', message: unsupported };
+    const summary = { command: null, ok: false, exitCode: 1, error };
+    await new Promise((written) => process.stdout.write(`${JSON.stringify(summary)}\n`, written));
+  }
+  process.exit(1);
+}
+const { runCli } = await import('./program.js');
+
 // The shebang's node options are CLI_NODE_OPTIONS (src/util/heap-growth.ts), which says why; a
 // unit test keeps the two equal.
 // The heap growing factor and the young generation's size (src/util/heap-growth.ts); a factor or

@@ -5,11 +5,12 @@
  * needed nor touched) and removed afterwards.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../../src/cli/node-version.js';
 import { CLI_NODE_OPTIONS } from '../../../src/util/heap-growth.js';
 import type * as PackageEntry from '../../../src/index.js';
 import { describeRun, startNodeScript } from '../../helpers/cli.js';
@@ -45,6 +46,27 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(() => rm(BUILD, { recursive: true, force: true }));
+
+/**
+ * A node on this machine older than the supported lines, with its version: the first on PATH or
+ * in the usual system places. CI's machines have one, their system Node.
+ */
+function olderNode(): { path: string; version: string } | undefined {
+  const candidates = new Set(['/usr/bin/node', '/usr/local/bin/node']);
+  for (const dir of (process.env.PATH ?? '').split(delimiter))
+    if (dir !== '') candidates.add(join(dir, 'node'));
+  for (const path of candidates) {
+    if (!existsSync(path)) continue;
+    const args = ['-p', 'process.versions.node'];
+    // child-process-check: asks a node other than this one its version, to find an older one.
+    const run = spawnSync(path, args, { encoding: 'utf8' });
+    recordFinishedChild({ args }, run);
+    const version = run.stdout?.trim() ?? '';
+    if (run.status === 0 && unsupportedNodeMessage(version, path) !== undefined) return { path, version };
+  }
+  return undefined;
+}
+const OLDER_NODE = olderNode();
 
 describe('the package entry point', () => {
   // A main that points nowhere, or an entry that stops exporting, fails here.
@@ -131,4 +153,35 @@ describe('the domain-sync binary (package.json "bin")', () => {
     expect(seen.version).toBe(process.version);
     expect(seen.execArgv).toEqual([...CLI_NODE_OPTIONS]);
   });
+
+  // Found on 2026-11-30: on Node 20 (this machine's system Node) `sync` failed with "internal
+  // error (this is a bug, please report it): Cannot read properties of undefined (reading 'bind')",
+  // from undici 8 loading, and `--version` worked.
+  it.runIf(OLDER_NODE !== undefined)(
+    "on a node older than the supported lines (this machine's), stops at once naming the version it needs: exit 1",
+    async () => {
+      const { path, version } = OLDER_NODE!;
+      const bin = built(PKG.bin['domain-sync']!);
+      chmodSync(bin, 0o755);
+      const dir = await tempDir();
+      // The way a cron job whose PATH finds the system's node runs it: through the shebang.
+      const env = { PATH: [dirname(path), process.env.PATH ?? ''].join(delimiter), DOMAIN_SYNC_API_KEY: 'k' };
+      const args = ['--db', join(dir, 'mirror.sqlite'), 'sync', '--json'];
+      // child-process-check: runs the binary through its shebang with an older node first on PATH.
+      const run = spawnSync(bin, args, { encoding: 'utf8', env, cwd: dir });
+      recordFinishedChild({ args, env }, run);
+      // --json: the one summary object, as for any command that fails.
+      expect(JSON.parse(run.stdout)).toEqual({
+        command: null,
+        ok: false,
+        exitCode: 1,
+        error: { code: 'ERR_UNSUPPORTED_NODE', message: run.stderr.trim() },
+      });
+      expect(run.stderr).toContain(`domain-sync needs Node.js ${MINIMUM_NODE_VERSION} or newer`);
+      expect(run.stderr).toContain(`this is Node.js v${version}`);
+      expect(run.stderr).not.toMatch(/internal error/);
+      expect(run.status).toBe(1);
+      expect(existsSync(join(dir, 'mirror.sqlite'))).toBe(false);
+    },
+  );
 });

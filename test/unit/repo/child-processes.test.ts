@@ -57,7 +57,8 @@ function childProcessImports(source: ts.SourceFile): { names: Map<string, string
 
 /**
  * A call is exempt when a `// child-process-check: <reason>` comment sits in the comment block
- * right above it: for the one test that must run the binary through its shebang.
+ * right above it: for the tests that must run the binary through its shebang, or run a node
+ * older than the supported lines (test/integration/package/package.test.ts).
  */
 function exempted(text: string, line: number): boolean {
   const lines = text.split('\n');
