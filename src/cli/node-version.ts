@@ -16,9 +16,10 @@ function parts(version: string): [number, number, number] {
 /**
  * Why the CLI cannot run on Node.js `version` at `execPath` (by default this process's), or
  * undefined when it can. The message names the node that ran, since a cron job or a service often
- * finds another one on its PATH than the operator's shell does. On an older Node the commands would fail while loading their libraries (undici 8 on
- * Node 20: "Cannot read properties of undefined (reading 'bind')"), as an internal error that
- * names neither Node nor the version needed; `src/cli/main.ts` checks first and says this instead.
+ * finds another one on its PATH than the operator's shell does. On an older Node the commands
+ * would fail while loading their libraries (undici 8 on Node 20: "Cannot read properties of
+ * undefined (reading 'bind')"), as an internal error that names neither Node nor the version
+ * needed; `src/cli/main.ts` checks first and says this instead.
  */
 export function unsupportedNodeMessage(
   version: string = process.versions.node,

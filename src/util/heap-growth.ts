@@ -112,8 +112,8 @@ const SEMI_SPACE_OPTION = /--(max|min)[-_]semi[-_]space[-_]size\b|--semi[-_]spac
  * factor. So this sets the factor to 1 (no growth) at once, and at each notice of a garbage
  * collection to 2 while the young generation's semi-space capacity is at most half the cap
  * ({@link youngGenerationMayGrow}), and to 1 above that: it ends between half the cap and the
- * cap. It sets the factor at every notice, not only when it changes: on Node 22
- * every worker thread that starts sets it back to 2 for the whole process, and
+ * cap. It sets the factor at every notice, not only when it changes: on Node 22 every worker
+ * thread that starts sets it back to 2 for the whole process, and
  * {@link holdYoungGenerationCap} sets it again as soon as such a thread is online. Set only on a
  * change, as until 2026-11-30, it let a second sync in one process on Node 22 grow the young
  * generation of both threads to 64 MB (figures: docs/operations.md, "Speed and memory").
