@@ -66,8 +66,8 @@ export const CLI_MAX_SEMI_SPACE_MB = SNAPSHOT_SEMI_SPACE_MB;
  * holds the mirror writer thread too, judged by the main thread's young generation. So a writer
  * whose young generation grows faster can pass it while the main thread's is small: in `sync
  * --full` of an existing mirror of 100,000 domains, the writer's reached 24 and 31 MB in two runs
- * of seven (Node 24, 2026-11-30); the one whose peak was recorded peaked at 231 MB, against
- * 221–236 MB in four runs where it stayed at the cap. And a writer started once the main thread
+ * of seven (Node 24, 2026-11-30); the one whose peak was recorded peaked at 226 MiB, against
+ * 216–231 MiB in four runs where it stayed at the cap. And a writer started once the main thread
  * is at the cap stays small: in `run` of a pipeline with a fresh sync then a full one, the second
  * sync's writer ran about 2,000 scavenges where a writer of its own process runs about 260, yet
  * the pipeline used 29.2–29.9 s of CPU against 30.9–32.1 s for the same two syncs as two
@@ -153,16 +153,14 @@ export function capYoungGeneration(
   return true;
 }
 
-/** What {@link youngGenerationMayGrow} reads: V8's statistics of its `new_space`, in bytes. */
+/** What {@link youngGenerationCapacity} reads: V8's statistics of its `new_space`, in bytes. */
 export type NewSpaceStatistics = Pick<
   HeapSpaceInfo,
   'space_size' | 'space_used_size' | 'space_available_size'
 >;
 
 /**
- * Whether the young generation may grow once more, by V8's factor of 2, and stay within
- * `semiSpaceBytes` (by default the CLI's {@link CLI_SEMI_SPACE_MB}): whether its semi-space
- * capacity is at most half that.
+ * The young generation's semi-space capacity, in bytes, as far as V8's statistics tell it.
  *
  * V8 reports no capacity for its young generation; it is read two ways, and the larger taken:
  * what it holds plus what it has free (`space_used_size + space_available_size`), and half of
@@ -177,15 +175,20 @@ export type NewSpaceStatistics = Pick<
  * semi-spaces to 16 MB before the next notice set it to 1 again (a CI run, 2026-11-30: a 29.9 MB
  * young generation, the cap 16).
  */
+export function youngGenerationCapacity(newSpace: NewSpaceStatistics): number {
+  return Math.max(newSpace.space_used_size + newSpace.space_available_size, newSpace.space_size / 2);
+}
+
+/**
+ * Whether the young generation may grow once more, by V8's factor of 2, and stay within
+ * `semiSpaceBytes` (by default the CLI's {@link CLI_SEMI_SPACE_MB}): whether its semi-space
+ * capacity ({@link youngGenerationCapacity}) is at most half that.
+ */
 export function youngGenerationMayGrow(
   newSpace: NewSpaceStatistics,
   semiSpaceBytes: number = CLI_SEMI_SPACE_MB * 1024 * 1024,
 ): boolean {
-  const capacity = Math.max(
-    newSpace.space_used_size + newSpace.space_available_size,
-    newSpace.space_size / 2,
-  );
-  return capacity <= semiSpaceBytes / 2;
+  return youngGenerationCapacity(newSpace) <= semiSpaceBytes / 2;
 }
 
 /** The cap {@link capYoungGeneration} holds: its GC observer, and how to set its factor again. */

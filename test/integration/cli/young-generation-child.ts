@@ -39,6 +39,7 @@ import {
   capYoungGeneration,
   holdYoungGenerationCap,
   raiseYoungGenerationCap,
+  youngGenerationCapacity,
 } from '../../../src/util/heap-growth.js';
 
 /** What the child prints. */
@@ -49,9 +50,9 @@ export interface YoungGenerationReport {
   /** The largest `new_space` size seen (what V8 has committed for it), in bytes. */
   maxNewSpace: number;
   /**
-   * The largest semi-space capacity seen, in bytes: what `new_space` holds plus what it has free,
-   * one of the readings youngGenerationMayGrow decides from: a little under the semi-space's size,
-   * and on Nodes 24 and 26 now and then more (up to 11.25 MB for 8 MB semi-spaces, measured).
+   * The largest semi-space capacity seen, in bytes, read as the cap decides from it
+   * (youngGenerationCapacity): about the semi-space's size, and on Nodes 24 and 26 now and then
+   * more (up to 11.25 MB for 8 MB semi-spaces, measured).
    */
   maxSemiSpace: number;
 }
@@ -61,7 +62,7 @@ let maxSemiSpace = 0;
 const newSpace = (): number => {
   const space = getHeapSpaceStatistics().find(({ space_name }) => space_name === 'new_space');
   if (space === undefined) return 0;
-  maxSemiSpace = Math.max(maxSemiSpace, space.space_used_size + space.space_available_size);
+  maxSemiSpace = Math.max(maxSemiSpace, youngGenerationCapacity(space));
   return space.space_size;
 };
 
