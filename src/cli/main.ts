@@ -1,6 +1,8 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --v8-pool-size=0
 import { setMaxListeners } from 'node:events';
 import { applyCliHeapSettings } from '../util/heap-growth.js';
+import { EXIT } from './exit-codes.js';
+import { failureSummary } from './failure-summary.js';
 import { unsupportedNodeMessage } from './node-version.js';
 
 // The only place that touches process.argv, signals and process.exit.
@@ -10,11 +12,10 @@ const unsupported = unsupportedNodeMessage();
 if (unsupported !== undefined) {
   process.stderr.write(`${unsupported}\n`);
   if (process.argv.includes('--json')) {
-    const error = { code: 'ERR_UNSUPPORTED_NODE', message: unsupported };
-    const summary = { command: null, ok: false, exitCode: 1, error };
+    const summary = failureSummary(null, EXIT.FAILED, { code: 'ERR_UNSUPPORTED_NODE', message: unsupported });
     await new Promise((written) => process.stdout.write(`${JSON.stringify(summary)}\n`, written));
   }
-  process.exit(1);
+  process.exit(EXIT.FAILED);
 }
 const { runCli } = await import('./program.js');
 

@@ -4,6 +4,7 @@ import { redactText } from '../log/redact.js';
 import { DOMAIN_SYNC_VERSION } from '../util/version.js';
 import { CommandContext, type CommandResult, type GlobalFlags } from './context.js';
 import { EXIT, exitCodeForError } from './exit-codes.js';
+import { failureSummary } from './failure-summary.js';
 import type { CliIo } from './output.js';
 
 /** A command's action: lazily imported, given the context and its own parsed options. */
@@ -315,7 +316,7 @@ function reportError(
   const code = known ? String(rawCode) : 'ERR_INTERNAL';
   const message = error instanceof Error ? redactText(error.message) : redactText(String(error));
   if (json) {
-    const summary = { command: ctx?.commandName ?? null, ok: false, exitCode, error: { code, message } };
+    const summary = failureSummary(ctx?.commandName ?? null, exitCode, { code, message });
     if (ctx) ctx.output.result(summary);
     else io.stdout.write(`${JSON.stringify(summary)}\n`);
   }
